@@ -1,0 +1,6 @@
+//! Benchmark kernels for heist (BENCHMARKS.md), the runtimes they run on, and the harness.
+
+pub mod bench;
+pub mod fork;
+pub mod kernels;
+pub mod runtime;

@@ -1,0 +1,152 @@
+//! The runtimes a kernel runs on, each built once per harness run with the same worker
+//! count, and the dispatch that hands a kernel the matching [`Fork`] context.
+
+use crate::fork::{self, Fork};
+use std::fmt;
+use std::str::FromStr;
+
+/// Which runtime executes a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RuntimeKind {
+    /// The sequential elision, on the calling thread.
+    Seq,
+    /// heist with Lace's split deque (seed 001).
+    HeistLace,
+    /// heist with the channel-based relay scheduler (seed 000).
+    HeistRelay,
+    /// rayon's pool.
+    Rayon,
+    /// chili's pool.
+    Chili,
+}
+
+impl RuntimeKind {
+    /// Every runtime, in the order the harness interleaves them.
+    pub const ALL: [RuntimeKind; 5] = [
+        RuntimeKind::Seq,
+        RuntimeKind::HeistLace,
+        RuntimeKind::HeistRelay,
+        RuntimeKind::Rayon,
+        RuntimeKind::Chili,
+    ];
+
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuntimeKind::Seq => "seq",
+            RuntimeKind::HeistLace => "heist-lace",
+            RuntimeKind::HeistRelay => "heist-relay",
+            RuntimeKind::Rayon => "rayon",
+            RuntimeKind::Chili => "chili",
+        }
+    }
+}
+
+impl fmt::Display for RuntimeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for RuntimeKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        RuntimeKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = RuntimeKind::ALL.iter().map(|k| k.name()).collect();
+                format!("unknown runtime `{s}` (expected one of {})", names.join(", "))
+            })
+    }
+}
+
+/// A piece of fork-join work, generic over the runtime's context.
+pub trait Task: Send {
+    /// What the task computes.
+    type Output: Send;
+    /// Runs the task with the fork-join context `f`.
+    fn call<F: Fork>(self, f: &mut F) -> Self::Output;
+}
+
+enum Engine {
+    Seq,
+    Heist(heist::Pool),
+    Rayon(rayon::ThreadPool),
+    Chili(chili::ThreadPool),
+}
+
+/// A started runtime.
+pub struct Runtime {
+    kind: RuntimeKind,
+    workers: usize,
+    engine: Engine,
+}
+
+impl Runtime {
+    /// Starts `kind` with `workers` threads (ignored by `seq`).
+    pub fn new(kind: RuntimeKind, workers: usize) -> Result<Runtime, String> {
+        let engine = match kind {
+            RuntimeKind::Seq => Engine::Seq,
+            RuntimeKind::HeistLace | RuntimeKind::HeistRelay => {
+                let scheduler = if kind == RuntimeKind::HeistLace {
+                    heist::Scheduler::Lace
+                } else {
+                    heist::Scheduler::Relay
+                };
+                let pool = heist::Pool::builder()
+                    .workers(workers)
+                    .scheduler(scheduler)
+                    .build()
+                    .map_err(|e| format!("{kind}: {e:?}"))?;
+                Engine::Heist(pool)
+            }
+            RuntimeKind::Rayon => Engine::Rayon(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(workers)
+                    .build()
+                    .map_err(|e| format!("rayon: {e}"))?,
+            ),
+            RuntimeKind::Chili => Engine::Chili(chili::ThreadPool::with_config(chili::Config {
+                thread_count: std::num::NonZero::new(workers),
+                ..chili::Config::default()
+            })),
+        };
+        Ok(Runtime {
+            kind,
+            workers,
+            engine,
+        })
+    }
+
+    /// Which runtime this is.
+    pub fn kind(&self) -> RuntimeKind {
+        self.kind
+    }
+
+    /// The worker count it was started with.
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+
+    /// The heist pool behind a heist runtime, for kernels that use more than `join`.
+    pub fn heist_pool(&self) -> Option<&heist::Pool> {
+        match &self.engine {
+            Engine::Heist(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Runs `task` on this runtime and returns its result.
+    pub fn exec<T: Task>(&self, task: T) -> T::Output {
+        match &self.engine {
+            Engine::Seq => task.call(&mut fork::Seq),
+            Engine::Heist(pool) => pool.run(|w| task.call(&mut fork::Heist::new(w))),
+            Engine::Rayon(pool) => pool.install(|| task.call(&mut fork::Rayon)),
+            Engine::Chili(pool) => {
+                let mut scope = pool.scope();
+                task.call(&mut fork::Chili::new(&mut scope))
+            }
+        }
+    }
+}
