@@ -37,3 +37,27 @@ impl<'scope> Scope<'scope> {
 pub fn scope<'scope, R: Send, F: FnOnce(&Scope<'scope>) -> R + Send>(f: F) -> R { f(&Scope { _p: PhantomData }) }
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where A: FnOnce() -> RA + Send, B: FnOnce() -> RB + Send, RA: Send, RB: Send { (a(), b()) }
+
+/// Per-worker event counters (all zero unless the `stats` feature is on).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkerStats {
+    pub steals: u64,
+    pub failed_steals: u64,
+    pub leaps: u64,
+    pub grows: u64,
+    pub shrinks: u64,
+    pub sleeps: u64,
+    pub requests_sent: u64,
+    pub requests_forwarded: u64,
+    pub requests_returned: u64,
+    pub steal_half: u64,
+    pub tasks_stolen: u64,
+}
+/// Whether the `stats` feature is compiled in.
+pub const STATS_ENABLED: bool = cfg!(feature = "stats");
+impl Pool {
+    /// Counters of each worker since the pool started or `reset_stats`.
+    pub fn stats(&self) -> Vec<WorkerStats> { vec![WorkerStats::default(); self.workers] }
+    /// Zeroes the counters.
+    pub fn reset_stats(&self) {}
+}
