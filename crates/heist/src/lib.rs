@@ -1,63 +1,113 @@
-//! STUB (being replaced): sequential placeholder with the final public signatures.
-use std::marker::PhantomData;
+//! heist: a work-stealing runtime.
+//!
+//! heist runs fork-join programs on a pool of worker threads. It carries two schedulers
+//! that can be compared on the same program:
+//!
+//! - **Lace** ([`Scheduler::Lace`], the default): the non-blocking split deque of van
+//!   Dijk and van de Pol. Tasks are stored in the deque itself; the owner's push and pop
+//!   use no atomic read-modify-write and no fence; a worker waiting for a stolen task
+//!   steals back from its thief (leapfrogging).
+//! - **Relay** ([`Scheduler::Relay`]): Prell's channel-based work stealing, with private
+//!   deques and steal requests that are forwarded instead of refused.
+//!
+//! # Fork-join with an explicit worker
+//!
+//! ```
+//! fn fib(w: &heist::Worker, n: u64) -> u64 {
+//!     if n < 2 {
+//!         return n;
+//!     }
+//!     let (a, b) = w.join(|w| fib(w, n - 1), |w| fib(w, n - 2));
+//!     a + b
+//! }
+//!
+//! let pool = heist::Pool::builder().workers(4).build()?;
+//! assert_eq!(pool.run(|w| fib(w, 25)), 75025);
+//! # Ok::<(), heist::BuildError>(())
+//! ```
+//!
+//! # The familiar shapes
+//!
+//! [`join`] and [`scope`] work from any thread: on a worker they run there, elsewhere on
+//! the global pool (sized by `HEIST_WORKERS`, all cores if unset).
+//!
+//! ```
+//! let v: Vec<u64> = (1..=1000).collect();
+//! let (lo, hi) = v.split_at(500);
+//! let (a, b) = heist::join(|| lo.iter().sum::<u64>(), || hi.iter().sum::<u64>());
+//! assert_eq!(a + b, 500500);
+//!
+//! let mut parts = vec![0u64; 4];
+//! heist::scope(|s| {
+//!     for (i, p) in parts.iter_mut().enumerate() {
+//!         s.spawn(move |_| *p = i as u64 * 10);
+//!     }
+//! });
+//! assert_eq!(parts, [0, 10, 20, 30]);
+//! ```
+//!
+//! # Panics
+//!
+//! A panic in a task reaches whoever joins it (after the sibling task has finished), and
+//! the pool stays usable:
+//!
+//! ```
+//! let pool = heist::Pool::builder().workers(2).build().unwrap();
+//! let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+//!     pool.run(|w| w.join(|_| 1, |_| -> i32 { panic!("boom") }))
+//! }));
+//! assert!(r.is_err());
+//! assert_eq!(pool.run(|w| w.join(|_| 1, |_| 2)), (1, 2));
+//! ```
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scheduler { Lace, Relay }
+#![warn(missing_docs)]
 
-#[derive(Debug)]
-pub enum BuildError { ZeroWorkers }
+mod lace;
+mod latch;
+mod pool;
+mod relay;
+mod scope;
+mod sleep;
+mod stats;
+mod sync;
+mod task;
+mod worker;
 
-pub struct PoolBuilder { workers: usize, scheduler: Scheduler }
-impl PoolBuilder {
-    pub fn workers(mut self, n: usize) -> Self { self.workers = n; self }
-    pub fn scheduler(mut self, s: Scheduler) -> Self { self.scheduler = s; self }
-    pub fn build(self) -> Result<Pool, BuildError> { if self.workers == 0 { return Err(BuildError::ZeroWorkers) } Ok(Pool { workers: self.workers, _s: self.scheduler }) }
-}
+pub use pool::{global, BuildError, Pool, PoolBuilder, Scheduler, MAX_DEQUE_CAPACITY};
+pub use scope::{scope, Scope};
+pub use stats::WorkerStats;
+pub use worker::Worker;
 
-pub struct Pool { workers: usize, _s: Scheduler }
-impl Pool {
-    pub fn builder() -> PoolBuilder { PoolBuilder { workers: 1, scheduler: Scheduler::Lace } }
-    pub fn workers(&self) -> usize { self.workers }
-    pub fn run<R: Send, F: FnOnce(&Worker) -> R + Send>(&self, f: F) -> R { f(&Worker { _p: PhantomData }) }
-}
-
-pub struct Worker { _p: PhantomData<*const ()> }
-impl Worker {
-    #[inline]
-    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
-    where A: FnOnce(&Worker) -> RA + Send, B: FnOnce(&Worker) -> RB + Send, RA: Send, RB: Send {
-        (a(self), b(self))
-    }
-}
-
-pub struct Scope<'scope> { _p: PhantomData<&'scope mut &'scope ()> }
-impl<'scope> Scope<'scope> {
-    pub fn spawn<F: FnOnce(&Scope<'scope>) + Send + 'scope>(&self, f: F) { f(self) }
-}
-pub fn scope<'scope, R: Send, F: FnOnce(&Scope<'scope>) -> R + Send>(f: F) -> R { f(&Scope { _p: PhantomData }) }
-pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
-where A: FnOnce() -> RA + Send, B: FnOnce() -> RB + Send, RA: Send, RB: Send { (a(), b()) }
-
-/// Per-worker event counters (all zero unless the `stats` feature is on).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WorkerStats {
-    pub steals: u64,
-    pub failed_steals: u64,
-    pub leaps: u64,
-    pub grows: u64,
-    pub shrinks: u64,
-    pub sleeps: u64,
-    pub requests_sent: u64,
-    pub requests_forwarded: u64,
-    pub requests_returned: u64,
-    pub steal_half: u64,
-    pub tasks_stolen: u64,
-}
-/// Whether the `stats` feature is compiled in.
+/// Whether this build counts events (the `stats` feature).
 pub const STATS_ENABLED: bool = cfg!(feature = "stats");
-impl Pool {
-    /// Counters of each worker since the pool started or `reset_stats`.
-    pub fn stats(&self) -> Vec<WorkerStats> { vec![WorkerStats::default(); self.workers] }
-    /// Zeroes the counters.
-    pub fn reset_stats(&self) {}
+
+/// Runs `a` and `b`, potentially in parallel, and returns both results.
+///
+/// On a worker thread this is [`Worker::join`] on that worker; on any other thread the
+/// pair runs on the global pool. A panic in either is re-raised after both finished.
+///
+/// # Panics
+/// Off a worker thread, if the global pool cannot start (for example when
+/// `HEIST_WORKERS` is not a positive integer); the message names the setting.
+pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let mut pair = Some((a, b));
+    let here = worker::with_current(|w| {
+        w.map(|w| {
+            let (a, b) = pair.take().expect("unused");
+            w.join(|_| a(), |_| b())
+        })
+    });
+    match here {
+        Some(r) => r,
+        None => {
+            let (a, b) = pair.take().expect("unused");
+            pool::global_or_panic().run(|w| w.join(|_| a(), |_| b()))
+        }
+    }
 }

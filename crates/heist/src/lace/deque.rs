@@ -1,0 +1,257 @@
+//! Lace's non-blocking split deque (seed 001 §3–4). Positions below `split` are shared
+//! and may be stolen by a CAS on the packed `{tail, split}` word; positions from `split`
+//! to `head` are private, so the owner's push and pop touch no shared state beyond one
+//! plain load of `splitreq`. The owner moves `split` up when a thief asks (grow) and
+//! down when it runs out of private work (shrink). Grow and shrink are CAS loops on the
+//! packed word rather than Lace's 32-bit store into half of it, which Rust's memory model
+//! does not allow; the shrink CAS is the one fence of the protocol.
+
+use crate::stats::{stat, Counters};
+use crate::sync::{AtomicBool, AtomicU64};
+use crate::task::Slot;
+use std::cell::Cell;
+use std::ptr::NonNull;
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+
+/// Keeps a field on its own cache lines (two, for adjacent-line prefetch).
+#[repr(align(128))]
+pub(crate) struct Padded<T>(pub(crate) T);
+
+fn pack(tail: u32, split: u32) -> u64 {
+    u64::from(tail) | (u64::from(split) << 32)
+}
+
+fn unpack(ts: u64) -> (u32, u32) {
+    (ts as u32, (ts >> 32) as u32)
+}
+
+/// The part of a deque that thieves touch.
+pub(crate) struct Deque {
+    /// `{tail, split}`: the first unstolen task and the first private one.
+    ts: Padded<AtomicU64>,
+    /// Hint that nothing is left to steal; the owner sets it, thieves check it first.
+    allstolen: AtomicBool,
+    /// Set by a thief that found nothing shared; the owner then grows the shared part.
+    splitreq: Padded<AtomicBool>,
+    slots: Box<[Slot]>,
+}
+
+/// What `steal` found.
+pub(crate) enum Steal<'a> {
+    /// The slot is claimed; run it and mark it done.
+    Taken(&'a Slot),
+    /// Lost a race with another thief or the owner; the deque may still have work.
+    Busy,
+    /// Nothing shared (a split request has been left for the owner).
+    Empty,
+}
+
+impl Deque {
+    /// A deque of `capacity` slots (at most `u32::MAX`).
+    pub(crate) fn new(capacity: usize) -> Deque {
+        assert!(capacity <= u32::MAX as usize);
+        Deque {
+            ts: Padded(AtomicU64::new(0)),
+            allstolen: AtomicBool::new(true),
+            splitreq: Padded(AtomicBool::new(false)),
+            slots: (0..capacity).map(|_| Slot::new()).collect(),
+        }
+    }
+
+    /// Takes the oldest shared task, if any (Lace Fig. 4 `steal`). Never retries: a lost
+    /// race is reported as `Busy` and the caller picks a victim again.
+    pub(crate) fn steal(&self) -> Steal<'_> {
+        if self.allstolen.load(Relaxed) {
+            return Steal::Empty;
+        }
+        let ts = self.ts.0.load(Acquire);
+        let (tail, split) = unpack(ts);
+        if tail < split {
+            let next = pack(tail + 1, split);
+            return match self.ts.0.compare_exchange(ts, next, AcqRel, Relaxed) {
+                Ok(_) => Steal::Taken(&self.slots[tail as usize]),
+                Err(_) => Steal::Busy,
+            };
+        }
+        if !self.splitreq.0.load(Relaxed) {
+            self.splitreq.0.store(true, Relaxed);
+        }
+        Steal::Empty
+    }
+
+    /// Whether a thief could take something now, for a worker's last look before sleeping.
+    pub(crate) fn has_shared(&self) -> bool {
+        let (tail, split) = unpack(self.ts.0.load(Acquire));
+        !self.allstolen.load(Relaxed) && tail < split
+    }
+}
+
+/// What `Owner::pop` found for the top task.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Pop {
+    /// Still ours: run it inline.
+    Private,
+    /// A thief has it: wait (leapfrog), then call `pop_stolen`.
+    Stolen,
+}
+
+/// The owner's private view of its deque: plain cells, read and written by one thread.
+pub(crate) struct Owner {
+    dq: NonNull<Deque>,
+    counters: NonNull<Counters>,
+    head: Cell<u32>,
+    o_split: Cell<u32>,
+    o_allstolen: Cell<bool>,
+    cap: u32,
+}
+
+impl Owner {
+    /// # Safety
+    /// `dq` and `counters` outlive the `Owner`, and only this `Owner` calls the owner
+    /// operations on `dq`.
+    pub(crate) unsafe fn new(dq: &Deque, counters: &Counters) -> Owner {
+        Owner {
+            dq: NonNull::from(dq),
+            counters: NonNull::from(counters),
+            head: Cell::new(0),
+            o_split: Cell::new(0),
+            o_allstolen: Cell::new(true),
+            cap: dq.slots.len() as u32,
+        }
+    }
+
+    #[inline(always)]
+    fn dq(&self) -> &Deque {
+        // SAFETY: the contract of `Owner::new`.
+        unsafe { self.dq.as_ref() }
+    }
+
+    #[inline(always)]
+    fn counters(&self) -> &Counters {
+        // SAFETY: the contract of `Owner::new`.
+        unsafe { self.counters.as_ref() }
+    }
+
+    /// The slot the next push writes, or `None` when the deque is full.
+    #[inline(always)]
+    pub(crate) fn next_slot(&self) -> Option<&Slot> {
+        let head = self.head.get();
+        if head == self.cap {
+            return None;
+        }
+        // SAFETY: `head < cap`, the slot array's length.
+        Some(unsafe { self.dq().slots.get_unchecked(head as usize) })
+    }
+
+    /// Pushes the task just written into `next_slot()`. Returns true when the scheduler
+    /// has slow-path work: the deque was all stolen, or a thief raised `splitreq`.
+    #[inline(always)]
+    pub(crate) fn push(&self) -> bool {
+        self.head.set(self.head.get() + 1);
+        self.o_allstolen.get() || self.dq().splitreq.0.load(Relaxed)
+    }
+
+    /// Pops the top task if it is private and no request is pending.
+    #[inline(always)]
+    pub(crate) fn try_pop_private(&self) -> bool {
+        let head = self.head.get();
+        if head > self.o_split.get() && !self.dq().splitreq.0.load(Relaxed) {
+            self.head.set(head - 1);
+            return true;
+        }
+        false
+    }
+
+    /// The slow half of Lace's push: publish the first task after everything was stolen,
+    /// or grow the shared part for a waiting thief. Either way tasks become stealable.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn push_slow(&self) {
+        let dq = self.dq();
+        let head = self.head.get();
+        if self.o_allstolen.get() {
+            // Everything older is stolen, so the new task becomes the only shared one.
+            dq.ts.0.store(pack(head - 1, head), Release);
+            dq.allstolen.store(false, Relaxed);
+            dq.splitreq.0.store(false, Relaxed);
+            self.o_split.set(head);
+            self.o_allstolen.set(false);
+        } else {
+            self.grow(head);
+        }
+    }
+
+    /// Moves `split` up to the ceiling of the middle of the private part.
+    fn grow(&self, head: u32) {
+        let dq = self.dq();
+        dq.splitreq.0.store(false, Relaxed);
+        let split = self.o_split.get() + (head - self.o_split.get()).div_ceil(2);
+        let mut ts = dq.ts.0.load(Relaxed);
+        loop {
+            let (tail, _) = unpack(ts);
+            match dq.ts.0.compare_exchange_weak(ts, pack(tail, split), Release, Relaxed) {
+                Ok(_) => break,
+                Err(now) => ts = now,
+            }
+        }
+        self.o_split.set(split);
+        stat!(self.counters(), grows);
+    }
+
+    /// The slow half of Lace's pop (Fig. 4): shrink the shared part when the private part
+    /// is empty, and grow it afterwards if a thief asked.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn pop_slow(&self) -> Pop {
+        let head = self.head.get();
+        debug_assert!(head > 0);
+        if self.o_allstolen.get() || (self.o_split.get() == head && self.shrink()) {
+            return Pop::Stolen;
+        }
+        self.head.set(head - 1);
+        if self.dq().splitreq.0.load(Relaxed) && head - 1 > self.o_split.get() {
+            self.grow(head - 1);
+        }
+        Pop::Private
+    }
+
+    /// Takes back the upper half of the shared part; true if everything was stolen.
+    fn shrink(&self) -> bool {
+        let dq = self.dq();
+        let mut ts = dq.ts.0.load(Acquire);
+        loop {
+            let (tail, split) = unpack(ts);
+            if tail >= split {
+                dq.allstolen.store(true, Relaxed);
+                self.o_allstolen.set(true);
+                return true;
+            }
+            let new_split = tail + (split - tail) / 2;
+            // AcqRel: this CAS is Lace's fence; it orders the new split before any later
+            // thief CAS, which then fails or sees the smaller split.
+            match dq.ts.0.compare_exchange(ts, pack(tail, new_split), AcqRel, Acquire) {
+                Ok(_) => {
+                    self.o_split.set(new_split);
+                    stat!(self.counters(), shrinks);
+                    return false;
+                }
+                Err(now) => ts = now,
+            }
+        }
+    }
+
+    /// Releases the top slot after its thief finished (Lace `pop_stolen`): everything
+    /// below it is stolen as well.
+    pub(crate) fn pop_stolen(&self) {
+        let head = self.head.get() - 1;
+        self.head.set(head);
+        self.o_split.set(head);
+        self.o_allstolen.set(true);
+        self.dq().allstolen.store(true, Relaxed);
+    }
+
+    /// The number of tasks in the deque, stolen or not.
+    pub(crate) fn len(&self) -> u32 {
+        self.head.get()
+    }
+}

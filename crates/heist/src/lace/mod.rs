@@ -1,0 +1,4 @@
+//! Lace (seed 001): the non-blocking split deque. Leapfrogging lives with the rest of the
+//! waiting logic in `worker.rs`.
+
+pub(crate) mod deque;

@@ -1,0 +1,449 @@
+//! The pool: its builder and errors, the shared registry its workers run against, the
+//! lazily started global pool, and the entry points that hand work to a pool from
+//! outside (DESIGN §1–2).
+
+use crate::lace::deque::Deque;
+use crate::latch::Latch;
+use crate::sleep::Sleep;
+use crate::stats::{Counters, WorkerStats};
+use crate::task::{JobRef, Panic};
+use crate::worker::{self, Worker};
+use std::cell::UnsafeCell;
+use std::collections::VecDeque;
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::thread::JoinHandle;
+
+/// The largest deque capacity a builder accepts (slots of 64 bytes: 4 GiB of address
+/// space per worker, touched only as deep as the recursion goes).
+pub const MAX_DEQUE_CAPACITY: usize = 1 << 26;
+
+const DEFAULT_DEQUE_CAPACITY: usize = 1 << 14;
+
+/// Which scheduler a pool runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scheduler {
+    /// Lace's split deque with leapfrogging (seed 001).
+    Lace,
+    /// Prell's channel-based work stealing: private deques and forwarded steal requests
+    /// (seed 000).
+    Relay,
+}
+
+impl FromStr for Scheduler {
+    type Err = BuildError;
+    fn from_str(s: &str) -> Result<Scheduler, BuildError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "lace" => Ok(Scheduler::Lace),
+            "relay" => Ok(Scheduler::Relay),
+            _ => Err(BuildError::UnknownScheduler(s.to_string())),
+        }
+    }
+}
+
+/// Why a pool could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildError {
+    /// `workers(0)`.
+    ZeroWorkers,
+    /// A deque capacity of 0 or above [`MAX_DEQUE_CAPACITY`].
+    BadCapacity(usize),
+    /// `HEIST_WORKERS` is set but not a positive integer.
+    BadWorkersVar(String),
+    /// `HEIST_SCHEDULER` or a scheduler name is neither `lace` nor `relay`.
+    UnknownScheduler(String),
+    /// The operating system refused to start a worker thread.
+    Spawn(String),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::ZeroWorkers => write!(f, "a pool needs at least one worker, got 0"),
+            BuildError::BadCapacity(c) => write!(
+                f,
+                "deque capacity {c} is out of range (1..={MAX_DEQUE_CAPACITY} slots)"
+            ),
+            BuildError::BadWorkersVar(v) => write!(
+                f,
+                "HEIST_WORKERS must be a positive integer, got {v:?}"
+            ),
+            BuildError::UnknownScheduler(v) => write!(
+                f,
+                "unknown scheduler {v:?} (HEIST_SCHEDULER and Scheduler names are `lace` or `relay`)"
+            ),
+            BuildError::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+type NameFn = Box<dyn FnMut(usize) -> String>;
+
+/// Configures and starts a [`Pool`].
+///
+/// ```
+/// let pool = heist::Pool::builder().workers(2).build()?;
+/// assert_eq!(pool.workers(), 2);
+/// # Ok::<(), heist::BuildError>(())
+/// ```
+pub struct PoolBuilder {
+    workers: Option<usize>,
+    scheduler: Option<Scheduler>,
+    capacity: usize,
+    name: Option<NameFn>,
+    stack_size: Option<usize>,
+}
+
+impl PoolBuilder {
+    /// The number of worker threads (default: `HEIST_WORKERS`, else all cores).
+    pub fn workers(mut self, n: usize) -> Self {
+        self.workers = Some(n);
+        self
+    }
+
+    /// The scheduler (default: `HEIST_SCHEDULER`, else [`Scheduler::Lace`]).
+    pub fn scheduler(mut self, s: Scheduler) -> Self {
+        self.scheduler = Some(s);
+        self
+    }
+
+    /// Slots per worker deque (default 16384). A full deque runs new tasks inline.
+    pub fn deque_capacity(mut self, slots: usize) -> Self {
+        self.capacity = slots;
+        self
+    }
+
+    /// Names worker `i` `name(i)` (default `heist-i`).
+    pub fn thread_name(mut self, name: impl FnMut(usize) -> String + 'static) -> Self {
+        self.name = Some(Box::new(name));
+        self
+    }
+
+    /// The stack size of each worker thread, in bytes.
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Starts the pool.
+    pub fn build(mut self) -> Result<Pool, BuildError> {
+        let workers = match self.workers {
+            Some(0) => return Err(BuildError::ZeroWorkers),
+            Some(n) => n,
+            None => workers_from_env()?,
+        };
+        if self.capacity == 0 || self.capacity > MAX_DEQUE_CAPACITY {
+            return Err(BuildError::BadCapacity(self.capacity));
+        }
+        let scheduler = match self.scheduler {
+            Some(s) => s,
+            None => scheduler_from_env()?,
+        };
+        let registry = Arc::new(Registry::new(workers, scheduler, self.capacity));
+        let mut threads = Vec::with_capacity(workers);
+        for i in 0..workers {
+            let name = match &mut self.name {
+                Some(f) => f(i),
+                None => format!("heist-{i}"),
+            };
+            let mut b = std::thread::Builder::new().name(name);
+            if let Some(s) = self.stack_size {
+                b = b.stack_size(s);
+            }
+            let r = Arc::clone(&registry);
+            match b.spawn(move || worker::main(r, i)) {
+                Ok(h) => threads.push(h),
+                Err(e) => {
+                    shut_down(&registry, threads);
+                    return Err(BuildError::Spawn(e.to_string()));
+                }
+            }
+        }
+        Ok(Pool { registry, threads })
+    }
+}
+
+fn workers_from_env() -> Result<usize, BuildError> {
+    match std::env::var("HEIST_WORKERS") {
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(BuildError::BadWorkersVar(v)),
+        },
+        Err(std::env::VarError::NotUnicode(v)) => {
+            Err(BuildError::BadWorkersVar(v.to_string_lossy().into_owned()))
+        }
+        Err(std::env::VarError::NotPresent) => {
+            Ok(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        }
+    }
+}
+
+fn scheduler_from_env() -> Result<Scheduler, BuildError> {
+    match std::env::var("HEIST_SCHEDULER") {
+        Ok(v) => v.parse(),
+        Err(std::env::VarError::NotPresent) => Ok(Scheduler::Lace),
+        Err(std::env::VarError::NotUnicode(v)) => Err(BuildError::UnknownScheduler(
+            v.to_string_lossy().into_owned(),
+        )),
+    }
+}
+
+/// What one worker shares with the others.
+pub(crate) struct WorkerInfo {
+    pub(crate) deque: Deque,
+    pub(crate) counters: Counters,
+    /// Heap jobs this worker spawned (scope tasks); others may take them from the front.
+    pub(crate) jobs: Mutex<VecDeque<JobRef>>,
+    pub(crate) jobs_len: AtomicUsize,
+}
+
+/// The state a pool's workers share.
+pub(crate) struct Registry {
+    pub(crate) infos: Box<[WorkerInfo]>,
+    pub(crate) scheduler: Scheduler,
+    pub(crate) sleep: Sleep,
+    injector: Mutex<VecDeque<JobRef>>,
+    injected: AtomicUsize,
+    /// Roots and detached tasks submitted and not yet finished.
+    pub(crate) in_flight: AtomicUsize,
+    pub(crate) terminate: AtomicBool,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Registry {
+    fn new(workers: usize, scheduler: Scheduler, capacity: usize) -> Registry {
+        let infos = (0..workers)
+            .map(|_| WorkerInfo {
+                deque: Deque::new(capacity),
+                counters: Counters::default(),
+                jobs: Mutex::new(VecDeque::new()),
+                jobs_len: AtomicUsize::new(0),
+            })
+            .collect();
+        Registry {
+            infos,
+            scheduler,
+            sleep: Sleep::new(workers),
+            injector: Mutex::new(VecDeque::new()),
+            injected: AtomicUsize::new(0),
+            in_flight: AtomicUsize::new(0),
+            terminate: AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn workers(&self) -> usize {
+        self.infos.len()
+    }
+
+    /// Queues a job from outside the pool and wakes a worker for it.
+    pub(crate) fn inject(&self, job: JobRef) {
+        let mut q = lock(&self.injector);
+        q.push_back(job);
+        self.injected.store(q.len(), SeqCst);
+        drop(q);
+        self.sleep.wake_one();
+    }
+
+    pub(crate) fn take_injected(&self) -> Option<JobRef> {
+        if self.injected.load(Relaxed) == 0 {
+            return None;
+        }
+        let mut q = lock(&self.injector);
+        let job = q.pop_front();
+        self.injected.store(q.len(), Relaxed);
+        job
+    }
+
+    /// Queues a heap job on worker `w`'s own job list.
+    pub(crate) fn push_job(&self, w: usize, job: JobRef) {
+        let info = &self.infos[w];
+        let mut q = lock(&info.jobs);
+        q.push_back(job);
+        info.jobs_len.store(q.len(), SeqCst);
+        drop(q);
+        self.sleep.wake_one();
+    }
+
+    /// Takes a heap job of worker `w`: the newest if `own`, else the oldest.
+    pub(crate) fn take_job(&self, w: usize, own: bool) -> Option<JobRef> {
+        let info = &self.infos[w];
+        if info.jobs_len.load(Relaxed) == 0 {
+            return None;
+        }
+        let mut q = lock(&info.jobs);
+        let job = if own { q.pop_back() } else { q.pop_front() };
+        info.jobs_len.store(q.len(), Relaxed);
+        job
+    }
+
+    /// Whether any work is visible to a thief (a sleeper's last look).
+    pub(crate) fn has_visible_work(&self) -> bool {
+        self.injected.load(SeqCst) > 0
+            || self
+                .infos
+                .iter()
+                .any(|i| i.jobs_len.load(SeqCst) > 0 || i.deque.has_shared())
+    }
+}
+
+/// A pool of worker threads.
+///
+/// ```
+/// fn fib(w: &heist::Worker, n: u64) -> u64 {
+///     if n < 2 {
+///         return n;
+///     }
+///     let (a, b) = w.join(|w| fib(w, n - 1), |w| fib(w, n - 2));
+///     a + b
+/// }
+/// let pool = heist::Pool::builder().workers(2).build().unwrap();
+/// assert_eq!(pool.run(|w| fib(w, 20)), 6765);
+/// ```
+pub struct Pool {
+    registry: Arc<Registry>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl fmt::Debug for Pool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pool")
+            .field("workers", &self.workers())
+            .field("scheduler", &self.scheduler())
+            .finish()
+    }
+}
+
+/// A root task waiting on the caller's stack.
+struct Root<F, R> {
+    f: UnsafeCell<Option<F>>,
+    out: UnsafeCell<Option<Result<R, Panic>>>,
+    latch: Latch,
+}
+
+impl<F, R> Root<F, R>
+where
+    F: FnOnce(&Worker) -> R + Send,
+    R: Send,
+{
+    /// # Safety
+    /// `data` is a `Root<F, R>` whose owner waits on its latch; called once.
+    unsafe fn execute(data: *const (), w: &Worker) {
+        // SAFETY: the contract above; `f` and `out` are touched only here until the latch
+        // is set, and the owner reads `out` only after it.
+        let root = unsafe { &*data.cast::<Root<F, R>>() };
+        let f = unsafe { (*root.f.get()).take() }.expect("a root runs once");
+        let out = panic::catch_unwind(AssertUnwindSafe(|| f(w)));
+        unsafe { *root.out.get() = Some(out) };
+        root.latch.set();
+    }
+}
+
+impl Pool {
+    /// A builder with the defaults (see its methods).
+    pub fn builder() -> PoolBuilder {
+        PoolBuilder {
+            workers: None,
+            scheduler: None,
+            capacity: DEFAULT_DEQUE_CAPACITY,
+            name: None,
+            stack_size: None,
+        }
+    }
+
+    /// The number of worker threads.
+    pub fn workers(&self) -> usize {
+        self.registry.workers()
+    }
+
+    /// The scheduler this pool runs.
+    pub fn scheduler(&self) -> Scheduler {
+        self.registry.scheduler
+    }
+
+    /// Runs `f` on a worker of this pool and returns its result to the calling thread.
+    ///
+    /// A panic in `f` (or in any task it joins) is re-raised here; the pool stays usable.
+    /// Called from one of this pool's own workers, `f` simply runs there.
+    pub fn run<F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(&Worker) -> R + Send,
+        R: Send,
+    {
+        if let Some(w) = worker::current_in(&self.registry) {
+            // SAFETY: `current_in` returns the worker running on this thread, which lives
+            // at least until the task this call is part of returns.
+            return f(unsafe { &*w });
+        }
+        let root = Root {
+            f: UnsafeCell::new(Some(f)),
+            out: UnsafeCell::new(None),
+            latch: Latch::new(),
+        };
+        // SAFETY: `root` outlives the job: this frame waits for the latch (and lets the
+        // setter leave it) before returning or unwinding; `F` and `R` are `Send`.
+        let job = unsafe { JobRef::new((&root as *const Root<F, R>).cast(), Root::<F, R>::execute) };
+        self.registry.in_flight.fetch_add(1, SeqCst);
+        self.registry.inject(job);
+        worker::wait_latch(&root.latch);
+        self.registry.in_flight.fetch_sub(1, SeqCst);
+        match root.out.into_inner().expect("the latch is set after the result") {
+            Ok(r) => r,
+            Err(p) => panic::resume_unwind(p),
+        }
+    }
+
+    /// Each worker's counters (all zero without the `stats` feature).
+    pub fn stats(&self) -> Vec<WorkerStats> {
+        self.registry.infos.iter().map(|i| i.counters.snapshot()).collect()
+    }
+
+    /// Sets every worker's counters to zero.
+    pub fn reset_stats(&self) {
+        self.registry.infos.iter().for_each(|i| i.counters.reset());
+    }
+
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+}
+
+fn shut_down(registry: &Registry, threads: Vec<JoinHandle<()>>) {
+    registry.terminate.store(true, SeqCst);
+    registry.sleep.wake_all();
+    for t in threads {
+        let _ = t.join();
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        shut_down(&self.registry, std::mem::take(&mut self.threads));
+    }
+}
+
+static GLOBAL: OnceLock<Result<Pool, BuildError>> = OnceLock::new();
+
+/// The global pool, started on first use with `HEIST_WORKERS` workers (all cores if
+/// unset) and `HEIST_SCHEDULER` (Lace if unset).
+pub fn global() -> Result<&'static Pool, BuildError> {
+    GLOBAL
+        .get_or_init(|| Pool::builder().build())
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The global pool, or a panic whose message says which setting is wrong.
+pub(crate) fn global_or_panic() -> &'static Pool {
+    match global() {
+        Ok(p) => p,
+        Err(e) => panic!("heist: cannot start the global pool: {e}"),
+    }
+}

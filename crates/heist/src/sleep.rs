@@ -1,0 +1,151 @@
+//! Idle workers: a short bounded back-off, then sleep until woken (DESIGN §4 "Idle costs
+//! nothing"). A sleeper announces itself before its last look for work and a waker
+//! publishes work before it looks for sleepers, with a SeqCst fence on both sides, so
+//! one of the two always sees the other.
+
+use std::sync::atomic::{fence, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+/// Steal rounds spent spinning before an idle worker starts yielding.
+pub(crate) const SPIN_ROUNDS: u32 = 64;
+/// Rounds spent yielding before it sleeps.
+pub(crate) const YIELD_ROUNDS: u32 = 16;
+
+struct Parker {
+    woken: Mutex<bool>,
+    cv: Condvar,
+}
+
+/// The sleep state of a pool.
+pub(crate) struct Sleep {
+    sleepers: AtomicUsize,
+    idle: Mutex<Vec<usize>>,
+    parkers: Box<[Parker]>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Sleep {
+    pub(crate) fn new(workers: usize) -> Sleep {
+        let parkers = (0..workers)
+            .map(|_| Parker {
+                woken: Mutex::new(false),
+                cv: Condvar::new(),
+            })
+            .collect();
+        Sleep {
+            sleepers: AtomicUsize::new(0),
+            idle: Mutex::new(Vec::with_capacity(workers)),
+            parkers,
+        }
+    }
+
+    /// Puts worker `me` to sleep unless `has_work` finds something after it announced
+    /// itself. With a `timeout` it wakes by itself after that long.
+    pub(crate) fn sleep(&self, me: usize, timeout: Option<Duration>, has_work: impl Fn() -> bool) {
+        {
+            let mut idle = lock(&self.idle);
+            idle.push(me);
+            self.sleepers.store(idle.len(), SeqCst);
+        }
+        fence(SeqCst);
+        if has_work() {
+            self.withdraw(me);
+            return;
+        }
+        let parker = &self.parkers[me];
+        let mut woken = lock(&parker.woken);
+        while !*woken {
+            match timeout {
+                None => woken = parker.cv.wait(woken).unwrap_or_else(PoisonError::into_inner),
+                Some(t) => {
+                    let (w, res) = parker
+                        .cv
+                        .wait_timeout(woken, t)
+                        .unwrap_or_else(PoisonError::into_inner);
+                    woken = w;
+                    if res.timed_out() && !*woken {
+                        drop(woken);
+                        self.withdraw(me);
+                        return;
+                    }
+                }
+            }
+        }
+        *woken = false;
+    }
+
+    /// Takes `me` off the idle list if it is still there; if a waker got to it first, its
+    /// wake-up is consumed so that it does not cut short the next sleep.
+    fn withdraw(&self, me: usize) {
+        let mut idle = lock(&self.idle);
+        if let Some(i) = idle.iter().position(|&w| w == me) {
+            idle.swap_remove(i);
+            self.sleepers.store(idle.len(), SeqCst);
+        } else {
+            drop(idle);
+            *lock(&self.parkers[me].woken) = false;
+        }
+    }
+
+    /// Wakes one sleeping worker, if any. Call after making work visible.
+    pub(crate) fn wake_one(&self) {
+        fence(SeqCst);
+        if self.sleepers.load(Relaxed) == 0 {
+            return;
+        }
+        let w = {
+            let mut idle = lock(&self.idle);
+            let w = idle.pop();
+            self.sleepers.store(idle.len(), SeqCst);
+            w
+        };
+        if let Some(w) = w {
+            self.unpark(w);
+        }
+    }
+
+    /// Wakes worker `w` if it sleeps (relay: the victim that serves a sleeper's request).
+    pub(crate) fn wake(&self, w: usize) {
+        fence(SeqCst);
+        if self.sleepers.load(Relaxed) == 0 {
+            return;
+        }
+        let found = {
+            let mut idle = lock(&self.idle);
+            let i = idle.iter().position(|&x| x == w);
+            if let Some(i) = i {
+                idle.swap_remove(i);
+                self.sleepers.store(idle.len(), SeqCst);
+            }
+            i.is_some()
+        };
+        if found {
+            self.unpark(w);
+        }
+    }
+
+    /// Wakes every sleeper (shutdown).
+    pub(crate) fn wake_all(&self) {
+        fence(SeqCst);
+        let all = std::mem::take(&mut *lock(&self.idle));
+        self.sleepers.store(0, SeqCst);
+        for w in all {
+            self.unpark(w);
+        }
+    }
+
+    /// Whether anyone sleeps (a hint).
+    pub(crate) fn has_sleepers(&self) -> bool {
+        self.sleepers.load(Relaxed) > 0
+    }
+
+    fn unpark(&self, w: usize) {
+        let p = &self.parkers[w];
+        *lock(&p.woken) = true;
+        p.cv.notify_one();
+    }
+}

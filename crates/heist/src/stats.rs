@@ -1,0 +1,97 @@
+//! Per-worker event counters (DESIGN §4 "Observable"), compiled in only with the `stats`
+//! feature. Each counter has one writer, its worker, so it is bumped with a relaxed load
+//! and store, never a read-modify-write; with the feature off `stat!` expands to nothing.
+
+#[cfg(feature = "stats")]
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Counts one event on a worker's counters, if the `stats` feature is on.
+macro_rules! stat {
+    ($counters:expr, $field:ident) => {
+        stat!($counters, $field, 1)
+    };
+    ($counters:expr, $field:ident, $n:expr) => {{
+        #[cfg(feature = "stats")]
+        {
+            let c = &$counters.$field;
+            c.store(
+                c.load(std::sync::atomic::Ordering::Relaxed) + ($n) as u64,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
+        #[cfg(not(feature = "stats"))]
+        {
+            let _ = &$counters;
+        }
+    }};
+}
+pub(crate) use stat;
+
+/// Event counts of one worker, as reported by [`crate::Pool::stats`].
+///
+/// All fields stay zero unless heist is built with the `stats` feature.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkerStats {
+    /// Tasks taken from another worker while idle.
+    pub steals: u64,
+    /// Steal attempts that found nothing or lost a race.
+    pub failed_steals: u64,
+    /// Tasks taken while waiting for a stolen task (leapfrogging, Lace §4.3).
+    pub leaps: u64,
+    /// Times the owner made more of its deque stealable (Lace `grow_shared`).
+    pub grows: u64,
+    /// Times the owner took back part of its shared deque (Lace `shrink_shared`).
+    pub shrinks: u64,
+    /// Times the worker went to sleep for lack of work.
+    pub sleeps: u64,
+    /// Steal requests this worker sent (relay).
+    pub requests_sent: u64,
+    /// Steal requests this worker passed on to another victim (relay).
+    pub requests_forwarded: u64,
+    /// Steal requests this worker gave back to their thief after n−1 failures (relay).
+    pub requests_returned: u64,
+    /// Requests this worker answered with half of its deque (relay).
+    pub steal_half: u64,
+    /// Requests this worker answered with a single task (relay).
+    pub steal_one: u64,
+    /// Tasks this worker received through steals (relay: tasks per answered request).
+    pub tasks_stolen: u64,
+}
+
+macro_rules! counters {
+    ($($field:ident),*) => {
+        /// The live counters of one worker.
+        #[derive(Default)]
+        pub(crate) struct Counters {
+            $(#[cfg(feature = "stats")] pub(crate) $field: AtomicU64,)*
+        }
+
+        impl Counters {
+            pub(crate) fn snapshot(&self) -> WorkerStats {
+                #[cfg(feature = "stats")]
+                return WorkerStats { $($field: self.$field.load(Relaxed),)* };
+                #[cfg(not(feature = "stats"))]
+                WorkerStats::default()
+            }
+
+            pub(crate) fn reset(&self) {
+                $(#[cfg(feature = "stats")] self.$field.store(0, Relaxed);)*
+            }
+        }
+    };
+}
+
+counters!(
+    steals,
+    failed_steals,
+    leaps,
+    grows,
+    shrinks,
+    sleeps,
+    requests_sent,
+    requests_forwarded,
+    requests_returned,
+    steal_half,
+    steal_one,
+    tasks_stolen
+);

@@ -1,0 +1,36 @@
+//! Atomics and cells of the lock-free protocols, swapped for loom's under `cfg(loom)` so
+//! that the same code is model-checked.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+
+/// An `UnsafeCell` whose accesses loom tracks under `cfg(loom)`.
+#[derive(Debug)]
+pub(crate) struct RaceCell<T>(
+    #[cfg(loom)] loom::cell::UnsafeCell<T>,
+    #[cfg(not(loom))] std::cell::UnsafeCell<T>,
+);
+
+impl<T> RaceCell<T> {
+    pub(crate) fn new(v: T) -> Self {
+        #[cfg(loom)]
+        return RaceCell(loom::cell::UnsafeCell::new(v));
+        #[cfg(not(loom))]
+        RaceCell(std::cell::UnsafeCell::new(v))
+    }
+
+    /// Gives `f` a pointer to the contents.
+    ///
+    /// # Safety
+    /// The caller must have exclusive access for writes, or no concurrent writer for reads,
+    /// by the protocol that owns the cell.
+    #[inline(always)]
+    pub(crate) unsafe fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        #[cfg(loom)]
+        return self.0.with_mut(f);
+        #[cfg(not(loom))]
+        f(self.0.get())
+    }
+}

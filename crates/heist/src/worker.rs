@@ -1,0 +1,410 @@
+//! The per-thread worker context and its scheduling loop: `join` (Lace's SPAWN/SYNC,
+//! seed 001 §4), stealing, leapfrogging while a stolen task runs (Lace §4.3, with random
+//! steals as fallback), and the idle back-off that ends in sleep.
+
+use crate::lace::deque::{Owner, Pop, Steal};
+use crate::latch::Latch;
+use crate::pool::{Registry, Scheduler, WorkerInfo};
+use crate::sleep::{SPIN_ROUNDS, YIELD_ROUNDS};
+use crate::stats::stat;
+use crate::task::{self, JobRef, Slot, DONE};
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::mem;
+use std::panic;
+use std::ptr;
+use std::sync::atomic::Ordering::{Acquire, Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+
+thread_local! {
+    static CURRENT: Cell<*const Worker> = const { Cell::new(ptr::null()) };
+}
+
+/// Consecutive failed steals from the thief before a leapfrogging owner tries a random
+/// victim (Lace §4.3).
+const LEAP_TRIES: u32 = 32;
+
+/// The context of one worker thread, handed to every task it runs.
+///
+/// A `Worker` is tied to its thread (it is neither `Send` nor `Sync`); tasks receive it
+/// as `&Worker` and use it to fork more work with [`Worker::join`] without any
+/// thread-local look-up.
+pub struct Worker {
+    index: usize,
+    registry: Arc<Registry>,
+    owner: Owner,
+    rng: Cell<u64>,
+    _not_send: PhantomData<*const ()>,
+}
+
+/// The worker running on this thread, if it belongs to `registry`.
+pub(crate) fn current_in(registry: &Arc<Registry>) -> Option<*const Worker> {
+    let w = CURRENT.with(Cell::get);
+    // SAFETY: `CURRENT` is non-null only while `main` runs on this thread, and then it
+    // points to that call's live `Worker`.
+    (!w.is_null() && Arc::ptr_eq(unsafe { &(*w).registry }, registry)).then_some(w)
+}
+
+/// Runs `f` with the worker of this thread, of any pool, if there is one.
+pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Worker>) -> R) -> R {
+    let w = CURRENT.with(Cell::get);
+    // SAFETY: see `current_in`; the reference does not outlive `f`.
+    f(unsafe { w.as_ref() })
+}
+
+/// Blocks until `latch` is set: a worker keeps working meanwhile, any other thread sleeps.
+pub(crate) fn wait_latch(latch: &Latch) {
+    with_current(|w| match w {
+        Some(w) => {
+            w.wait_until(|| latch.probe());
+            latch.settle();
+        }
+        None => latch.wait(),
+    })
+}
+
+/// A worker thread's body.
+pub(crate) fn main(registry: Arc<Registry>, index: usize) {
+    let info: *const WorkerInfo = &registry.infos[index];
+    // SAFETY: the deque and counters live in the registry, which this worker keeps alive
+    // through its own `Arc` for as long as the `Owner` exists; no other owner is made.
+    let owner = unsafe { Owner::new(&(*info).deque, &(*info).counters) };
+    let w = Worker {
+        index,
+        registry,
+        owner,
+        rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03)),
+        _not_send: PhantomData,
+    };
+    CURRENT.with(|c| c.set(&w));
+    w.run_loop();
+    CURRENT.with(|c| c.set(ptr::null()));
+}
+
+impl Worker {
+    /// This worker's index in its pool, `0..workers()`.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The number of workers in this worker's pool.
+    pub fn workers(&self) -> usize {
+        self.registry.workers()
+    }
+
+    /// Runs `a` and `b`, potentially in parallel, and returns both results.
+    ///
+    /// `b` is pushed onto this worker's deque (stored in the deque itself when it fits),
+    /// `a` runs right away, and then `b` is popped and run inline unless a thief took it,
+    /// in which case this worker steals from that thief until `b` is done. The path where
+    /// nothing is stolen uses no atomic read-modify-write, fence, allocation or
+    /// thread-local look-up. A panic in either closure is re-raised here once both have
+    /// finished.
+    ///
+    /// ```
+    /// let pool = heist::Pool::builder().workers(2).build().unwrap();
+    /// let (a, b) = pool.run(|w| w.join(|_| 1 + 1, |_| 2 + 2));
+    /// assert_eq!((a, b), (2, 4));
+    /// ```
+    #[inline]
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(&Worker) -> RA + Send,
+        B: FnOnce(&Worker) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        if !task::fits::<B, RB>() {
+            return self.join_spilled(a, b);
+        }
+        self.join_direct(a, b)
+    }
+
+    /// `join` for a `b` that fits in a slot.
+    #[inline(always)]
+    fn join_direct<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(&Worker) -> RA + Send,
+        B: FnOnce(&Worker) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        let Some(slot) = self.owner.next_slot() else {
+            let ra = a(self);
+            return (ra, b(self));
+        };
+        // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and
+        // `fits::<B, RB>()` holds.
+        unsafe { slot.put::<B, RB>(b) };
+        if self.owner.push() {
+            self.push_slow();
+        }
+        let guard = SyncOnUnwind::<B, RB> {
+            w: self,
+            slot,
+            _job: PhantomData,
+        };
+        let ra = a(self);
+        mem::forget(guard);
+        (ra, self.sync::<B, RB>(slot))
+    }
+
+    /// Pops `slot`, the top of the deque, and runs or awaits its job.
+    #[inline(always)]
+    fn sync<B, RB>(&self, slot: &Slot) -> RB
+    where
+        B: FnOnce(&Worker) -> RB + Send,
+        RB: Send,
+    {
+        if self.owner.try_pop_private() || self.pop_slow() == Pop::Private {
+            // SAFETY: the slot was popped privately, so it still holds the `B` put above.
+            let b = unsafe { slot.take::<B, RB>() };
+            return b(self);
+        }
+        match self.await_stolen::<B, RB>(slot) {
+            Ok(r) => r,
+            Err(p) => panic::resume_unwind(p),
+        }
+    }
+
+    /// `join` for a `b` (or result) too large for a slot: the slot holds a small job
+    /// that runs `b` from this frame and writes its result here.
+    #[inline(never)]
+    fn join_spilled<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(&Worker) -> RA + Send,
+        B: FnOnce(&Worker) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        let mut b = Some(b);
+        let mut rb: Option<RB> = None;
+        let frame = Spill {
+            b: &mut b,
+            rb: &mut rb,
+        };
+        let small = move |w: &Worker| {
+            let frame = frame;
+            // SAFETY: `join` does not return before this job has run or been dropped, so
+            // the frame's `b` and `rb` are alive; only this job touches them meanwhile.
+            unsafe {
+                let b = (*frame.b).take().expect("a spilled job runs once");
+                *frame.rb = Some(b(w));
+            }
+        };
+        let (ra, ()) = self.join_direct(a, small);
+        (ra, rb.expect("the spilled job has run"))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_slow(&self) {
+        match self.registry.scheduler {
+            Scheduler::Lace => {
+                self.owner.push_slow();
+                if self.registry.sleep.has_sleepers() {
+                    self.registry.sleep.wake_one();
+                }
+            }
+            Scheduler::Relay => crate::relay::poll(self),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn pop_slow(&self) -> Pop {
+        match self.registry.scheduler {
+            Scheduler::Lace => self.owner.pop_slow(),
+            Scheduler::Relay => crate::relay::pop_slow(self),
+        }
+    }
+
+    /// Leapfrogs until the thief of `slot` is done, then takes the outcome.
+    #[inline(never)]
+    fn await_stolen<B, RB>(&self, slot: &Slot) -> std::thread::Result<RB> {
+        let mut thief = slot.thief.load(Acquire);
+        while thief == 0 {
+            std::hint::spin_loop();
+            thief = slot.thief.load(Acquire);
+        }
+        let victim = thief - 1;
+        let mut fails = 0u32;
+        let mut idle = 0u32;
+        while slot.thief.load(Acquire) != DONE {
+            let found = if fails < LEAP_TRIES {
+                self.steal_from(victim)
+            } else {
+                fails = 0;
+                self.steal_random()
+            };
+            if found {
+                stat!(self.counters(), leaps);
+                idle = 0;
+            } else {
+                fails += 1;
+                idle += 1;
+                self.back_off(idle, Some(Duration::from_micros(200)));
+            }
+        }
+        self.owner.pop_stolen();
+        // SAFETY: `DONE` was read with acquire ordering, and the slot holds `B`/`RB`.
+        unsafe { slot.take_outcome::<B, RB>() }
+    }
+
+    /// Works on other tasks until `done` holds.
+    pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
+        let mut idle = 0;
+        while !done() {
+            if self.find_work() {
+                idle = 0;
+            } else {
+                idle += 1;
+                self.back_off(idle, Some(Duration::from_micros(500)));
+            }
+        }
+    }
+
+    /// Spins, then yields, then sleeps (bounded by `timeout`, or until woken).
+    fn back_off(&self, idle: u32, timeout: Option<Duration>) {
+        if idle < SPIN_ROUNDS {
+            for _ in 0..(1 << (idle / 16).min(6)) {
+                std::hint::spin_loop();
+            }
+        } else if idle < SPIN_ROUNDS + YIELD_ROUNDS {
+            std::thread::yield_now();
+        } else {
+            stat!(self.counters(), sleeps);
+            let r = &self.registry;
+            r.sleep.sleep(self.index, timeout, || {
+                r.has_visible_work() || r.terminate.load(Relaxed)
+            });
+        }
+    }
+
+    fn run_loop(&self) {
+        let mut idle = 0;
+        while !self.registry.terminate.load(Relaxed) {
+            if self.find_work() {
+                idle = 0;
+                continue;
+            }
+            idle += 1;
+            let timeout = (self.registry.in_flight.load(Relaxed) > 0).then(|| Duration::from_millis(2));
+            self.back_off(idle, timeout);
+        }
+    }
+
+    /// Runs one job from this worker's own list, the injector, or another worker.
+    fn find_work(&self) -> bool {
+        let r = &self.registry;
+        if let Some(job) = r.take_job(self.index, true).or_else(|| r.take_injected()) {
+            // SAFETY: every queued `JobRef` is taken exactly once.
+            unsafe { job.execute(self) };
+            return true;
+        }
+        if self.steal_random() {
+            stat!(self.counters(), steals);
+            if r.sleep.has_sleepers() {
+                r.sleep.wake_one();
+            }
+            return true;
+        }
+        stat!(self.counters(), failed_steals);
+        false
+    }
+
+    fn steal_random(&self) -> bool {
+        let n = self.registry.workers();
+        if n == 1 {
+            return false;
+        }
+        let mut v = self.next_random() as usize % (n - 1);
+        if v >= self.index {
+            v += 1;
+        }
+        self.steal_from(v)
+    }
+
+    /// One steal attempt on `victim`: its deque, then its job list.
+    fn steal_from(&self, victim: usize) -> bool {
+        let info = &self.registry.infos[victim];
+        match self.registry.scheduler {
+            Scheduler::Lace => {
+                if let Steal::Taken(slot) = info.deque.steal() {
+                    slot.thief.store(self.index + 1, Relaxed);
+                    // SAFETY: the CAS in `steal` gave this worker the slot.
+                    unsafe { slot.run_stolen(self) };
+                    return true;
+                }
+            }
+            Scheduler::Relay => {
+                if crate::relay::steal(self, victim) {
+                    return true;
+                }
+            }
+        }
+        if let Some(job) = self.registry.take_job(victim, false) {
+            // SAFETY: every queued `JobRef` is taken exactly once.
+            unsafe { job.execute(self) };
+            return true;
+        }
+        false
+    }
+
+    fn next_random(&self) -> u64 {
+        let mut x = self.rng.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng.set(x);
+        x
+    }
+
+    pub(crate) fn counters(&self) -> &crate::stats::Counters {
+        &self.registry.infos[self.index].counters
+    }
+
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    pub(crate) fn owner(&self) -> &Owner {
+        &self.owner
+    }
+
+    /// Queues a heap job where this worker will find it first and thieves can take it.
+    pub(crate) fn push_job(&self, job: JobRef) {
+        self.registry.push_job(self.index, job);
+    }
+}
+
+/// Pointers into a `join_spilled` frame.
+struct Spill<B, RB> {
+    b: *mut Option<B>,
+    rb: *mut Option<RB>,
+}
+
+// SAFETY: the pointed-to `B` and `RB` are `Send`, and the frame hands them to exactly one
+// job, which is the only user until `join` returns.
+unsafe impl<B: Send, RB: Send> Send for Spill<B, RB> {}
+
+/// Syncs the pushed task if `a` unwinds, so the deque stays consistent and a thief never
+/// outlives the frame its task borrows from.
+struct SyncOnUnwind<'w, B, RB> {
+    w: &'w Worker,
+    slot: &'w Slot,
+    _job: PhantomData<fn(B) -> RB>,
+}
+
+impl<B, RB> Drop for SyncOnUnwind<'_, B, RB> {
+    fn drop(&mut self) {
+        let w = self.w;
+        if w.owner.try_pop_private() || w.pop_slow() == Pop::Private {
+            // SAFETY: popped privately, so the slot still holds the `B` put by `join`.
+            unsafe { drop(self.slot.take::<B, RB>()) };
+        } else {
+            drop(w.await_stolen::<B, RB>(self.slot));
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! Behaviour of `Worker::join`, `heist::join` and `Pool::run`.
+
+use heist::{Pool, Scheduler, Worker};
+use std::panic::{self, AssertUnwindSafe};
+
+fn fib(w: &Worker, n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = w.join(|w| fib(w, n - 1), |w| fib(w, n - 2));
+    a + b
+}
+
+fn fib_seq(n: u64) -> u64 {
+    (0..n).fold((0u64, 1u64), |(a, b), _| (b, a + b)).0
+}
+
+fn pools() -> Vec<Pool> {
+    let mut v = Vec::new();
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        for n in [1, 2, 3, 8] {
+            v.push(Pool::builder().workers(n).scheduler(s).build().unwrap());
+        }
+    }
+    v
+}
+
+#[test]
+fn fib_matches_sequential_on_every_pool() {
+    for pool in pools() {
+        for n in [0, 1, 2, 10, 22] {
+            assert_eq!(pool.run(|w| fib(w, n)), fib_seq(n), "{pool:?} n={n}");
+        }
+    }
+}
+
+#[test]
+fn join_runs_both_sides_and_returns_in_order() {
+    for pool in pools() {
+        let (a, b) = pool.run(|w| w.join(|_| "left", |_| String::from("right")));
+        assert_eq!((a, b.as_str()), ("left", "right"));
+    }
+}
+
+#[test]
+fn large_closures_and_results_spill_correctly() {
+    for pool in pools() {
+        let big = [7u64; 32];
+        let (a, b) = pool.run(|w| {
+            w.join(
+                |_| big.iter().sum::<u64>(),
+                move |_| {
+                    let mut out = [0u64; 16];
+                    out.iter_mut().zip(big.iter()).for_each(|(o, b)| *o = b * 2);
+                    out
+                },
+            )
+        });
+        assert_eq!(a, 224);
+        assert_eq!(b, [14u64; 16]);
+    }
+}
+
+fn panicky(w: &Worker, n: u32, bad: u32) -> u32 {
+    if n == bad {
+        panic!("task {n} failed");
+    }
+    if n > 40 {
+        return 1;
+    }
+    let (a, b) = w.join(|w| panicky(w, 2 * n, bad), |w| panicky(w, 2 * n + 1, bad));
+    a + b
+}
+
+#[test]
+fn panic_on_either_side_reaches_the_caller_and_pool_survives() {
+    for pool in pools() {
+        for bad in [2, 3, 17, 40, 41] {
+            let r = panic::catch_unwind(AssertUnwindSafe(|| pool.run(|w| panicky(w, 1, bad))));
+            let msg = r.expect_err("the panic must reach run");
+            let msg = msg.downcast_ref::<String>().cloned().unwrap_or_default();
+            assert_eq!(msg, format!("task {bad} failed"));
+            assert_eq!(pool.run(|w| fib(w, 15)), 610);
+        }
+    }
+}
+
+#[test]
+fn heist_join_works_off_and_on_workers() {
+    let (a, b) = heist::join(|| 1 + 1, || "x");
+    assert_eq!((a, b), (2, "x"));
+    let pool = Pool::builder().workers(2).build().unwrap();
+    let r = pool.run(|_| heist::join(|| heist::join(|| 1, || 2), || 3));
+    assert_eq!(r, ((1, 2), 3));
+}
+
+#[test]
+fn run_from_inside_a_worker_runs_inline_and_nested_pools_work() {
+    let outer = Pool::builder().workers(2).build().unwrap();
+    let inner = Pool::builder().workers(2).build().unwrap();
+    let r = outer.run(|w| {
+        let x = outer.run(|w2| fib(w2, 10));
+        let (y, z) = w.join(|_| inner.run(|w3| fib(w3, 12)), |w| fib(w, 11));
+        x + y + z
+    });
+    assert_eq!(r, 55 + 144 + 89);
+}
+
+#[test]
+fn full_deque_runs_tasks_inline() {
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        for n in [1, 2, 4] {
+            let pool = Pool::builder()
+                .workers(n)
+                .scheduler(s)
+                .deque_capacity(3)
+                .build()
+                .unwrap();
+            assert_eq!(pool.run(|w| fib(w, 20)), 6765);
+        }
+    }
+}
