@@ -96,13 +96,18 @@ pub(crate) enum Pop {
 }
 
 /// The owner's private view of its deque: plain cells, read and written by one thread.
+/// `head` and `o_split` are slot pointers so that the fast paths need no index arithmetic.
 pub(crate) struct Owner {
+    head: Cell<*const Slot>,
+    o_split: Cell<*const Slot>,
+    /// Lace's `splitreq`, also raised by the owner itself while `o_allstolen` holds, so
+    /// that push tests a single flag.
+    flag: NonNull<AtomicBool>,
+    end: *const Slot,
+    base: *const Slot,
+    o_allstolen: Cell<bool>,
     dq: NonNull<Deque>,
     counters: NonNull<Counters>,
-    head: Cell<u32>,
-    o_split: Cell<u32>,
-    o_allstolen: Cell<bool>,
-    cap: u32,
 }
 
 impl Owner {
@@ -110,13 +115,18 @@ impl Owner {
     /// `dq` and `counters` outlive the `Owner`, and only this `Owner` calls the owner
     /// operations on `dq`.
     pub(crate) unsafe fn new(dq: &Deque, counters: &Counters) -> Owner {
+        let base = dq.slots.as_ptr();
+        dq.splitreq.0.store(true, Relaxed);
         Owner {
+            head: Cell::new(base),
+            o_split: Cell::new(base),
+            flag: NonNull::from(&dq.splitreq.0),
+            // SAFETY: one past the end of the slot array.
+            end: unsafe { base.add(dq.slots.len()) },
+            base,
+            o_allstolen: Cell::new(true),
             dq: NonNull::from(dq),
             counters: NonNull::from(counters),
-            head: Cell::new(0),
-            o_split: Cell::new(0),
-            o_allstolen: Cell::new(true),
-            cap: dq.slots.len() as u32,
         }
     }
 
@@ -127,36 +137,51 @@ impl Owner {
     }
 
     #[inline(always)]
+    fn flag(&self) -> bool {
+        // SAFETY: the flag lives in the deque (contract of `Owner::new`).
+        unsafe { self.flag.as_ref() }.load(Relaxed)
+    }
+
+    #[inline(always)]
     fn counters(&self) -> &Counters {
         // SAFETY: the contract of `Owner::new`.
         unsafe { self.counters.as_ref() }
+    }
+
+    fn index(&self, p: *const Slot) -> u32 {
+        // SAFETY: `p` lies within (or one past) the slot array that starts at `base`.
+        unsafe { p.offset_from(self.base) as u32 }
+    }
+
+    fn at(&self, i: u32) -> *const Slot {
+        // SAFETY: `i` is at most the array length (callers pass head or split values).
+        unsafe { self.base.add(i as usize) }
     }
 
     /// The slot the next push writes, or `None` when the deque is full.
     #[inline(always)]
     pub(crate) fn next_slot(&self) -> Option<&Slot> {
         let head = self.head.get();
-        if head == self.cap {
-            return None;
-        }
-        // SAFETY: `head < cap`, the slot array's length.
-        Some(unsafe { self.dq().slots.get_unchecked(head as usize) })
+        // SAFETY: below `end`, `head` points into the slot array, which outlives `self`.
+        (head != self.end).then(|| unsafe { &*head })
     }
 
     /// Pushes the task just written into `next_slot()`. Returns true when the scheduler
     /// has slow-path work: the deque was all stolen, or a thief raised `splitreq`.
     #[inline(always)]
     pub(crate) fn push(&self) -> bool {
-        self.head.set(self.head.get() + 1);
-        self.o_allstolen.get() || self.dq().splitreq.0.load(Relaxed)
+        // SAFETY: `next_slot` returned `head`, so `head < end`.
+        self.head.set(unsafe { self.head.get().add(1) });
+        self.flag()
     }
 
     /// Pops the top task if it is private and no request is pending.
     #[inline(always)]
     pub(crate) fn try_pop_private(&self) -> bool {
         let head = self.head.get();
-        if head > self.o_split.get() && !self.dq().splitreq.0.load(Relaxed) {
-            self.head.set(head - 1);
+        if head > self.o_split.get() && !self.flag() {
+            // SAFETY: `head > o_split >= base`.
+            self.head.set(unsafe { head.sub(1) });
             return true;
         }
         false
@@ -168,13 +193,13 @@ impl Owner {
     #[inline(never)]
     pub(crate) fn push_slow(&self) {
         let dq = self.dq();
-        let head = self.head.get();
+        let head = self.index(self.head.get());
         if self.o_allstolen.get() {
             // Everything older is stolen, so the new task becomes the only shared one.
             dq.ts.0.store(pack(head - 1, head), Release);
             dq.allstolen.store(false, Relaxed);
             dq.splitreq.0.store(false, Relaxed);
-            self.o_split.set(head);
+            self.o_split.set(self.at(head));
             self.o_allstolen.set(false);
         } else {
             self.grow(head);
@@ -185,7 +210,8 @@ impl Owner {
     fn grow(&self, head: u32) {
         let dq = self.dq();
         dq.splitreq.0.store(false, Relaxed);
-        let split = self.o_split.get() + (head - self.o_split.get()).div_ceil(2);
+        let o_split = self.index(self.o_split.get());
+        let split = o_split + (head - o_split).div_ceil(2);
         let mut ts = dq.ts.0.load(Relaxed);
         loop {
             let (tail, _) = unpack(ts);
@@ -194,7 +220,7 @@ impl Owner {
                 Err(now) => ts = now,
             }
         }
-        self.o_split.set(split);
+        self.o_split.set(self.at(split));
         stat!(self.counters(), grows);
     }
 
@@ -203,13 +229,14 @@ impl Owner {
     #[cold]
     #[inline(never)]
     pub(crate) fn pop_slow(&self) -> Pop {
-        let head = self.head.get();
+        let head = self.index(self.head.get());
         debug_assert!(head > 0);
-        if self.o_allstolen.get() || (self.o_split.get() == head && self.shrink()) {
+        let o_split = self.index(self.o_split.get());
+        if self.o_allstolen.get() || (o_split == head && self.shrink()) {
             return Pop::Stolen;
         }
-        self.head.set(head - 1);
-        if self.dq().splitreq.0.load(Relaxed) && head - 1 > self.o_split.get() {
+        self.head.set(self.at(head - 1));
+        if self.flag() && head - 1 > self.index(self.o_split.get()) {
             self.grow(head - 1);
         }
         Pop::Private
@@ -222,8 +249,7 @@ impl Owner {
         loop {
             let (tail, split) = unpack(ts);
             if tail >= split {
-                dq.allstolen.store(true, Relaxed);
-                self.o_allstolen.set(true);
+                self.set_allstolen();
                 return true;
             }
             let new_split = tail + (split - tail) / 2;
@@ -231,7 +257,7 @@ impl Owner {
             // thief CAS, which then fails or sees the smaller split.
             match dq.ts.0.compare_exchange(ts, pack(tail, new_split), AcqRel, Acquire) {
                 Ok(_) => {
-                    self.o_split.set(new_split);
+                    self.o_split.set(self.at(new_split));
                     stat!(self.counters(), shrinks);
                     return false;
                 }
@@ -243,15 +269,18 @@ impl Owner {
     /// Releases the top slot after its thief finished (Lace `pop_stolen`): everything
     /// below it is stolen as well.
     pub(crate) fn pop_stolen(&self) {
-        let head = self.head.get() - 1;
+        // SAFETY: the stolen slot is at `head - 1 >= base`.
+        let head = unsafe { self.head.get().sub(1) };
         self.head.set(head);
         self.o_split.set(head);
-        self.o_allstolen.set(true);
-        self.dq().allstolen.store(true, Relaxed);
+        self.set_allstolen();
     }
 
-    /// The number of tasks in the deque, stolen or not.
-    pub(crate) fn len(&self) -> u32 {
-        self.head.get()
+    fn set_allstolen(&self) {
+        let dq = self.dq();
+        self.o_allstolen.set(true);
+        dq.allstolen.store(true, Relaxed);
+        // Raised for the owner's own next push; thieves leave it alone while all is stolen.
+        dq.splitreq.0.store(true, Relaxed);
     }
 }
