@@ -2,5 +2,7 @@
 
 pub mod bench;
 pub mod fork;
+pub mod harness;
+pub mod idle;
 pub mod kernels;
 pub mod runtime;

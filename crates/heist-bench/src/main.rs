@@ -1,1 +1,343 @@
-fn main(){}
+//! `heist-bench`: lists the kernels, runs one or all of them on every runtime, and measures
+//! heist's idle behaviour. Exit status: 0 on success, 1 when a kernel failed verification,
+//! 2 for a usage error (unknown kernel or runtime, bad size, a runtime that cannot start).
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use heist_bench::bench::{Bench, SizeClass};
+use heist_bench::harness::{self, BenchReport, Options, SizeArg};
+use heist_bench::idle::{self, IdleOptions};
+use heist_bench::kernels;
+use heist_bench::runtime::{Runtime, RuntimeKind};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Benchmarks for the heist work-stealing runtime.
+#[derive(Parser)]
+#[command(name = "heist-bench", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Lists the kernels with their sizes, and the runtimes.
+    List,
+    /// Runs one kernel on several runtimes, interleaved, and prints a table.
+    Run(RunArgs),
+    /// Runs every kernel on every runtime it supports.
+    Suite(Common),
+    /// Measures heist's CPU use when idle and its wake-up latency.
+    Idle(IdleArgs),
+}
+
+/// Options shared by `run` and `suite`.
+#[derive(Args)]
+struct Common {
+    /// `test`, `quick`, `full`, or (for `run`) a kernel-specific value.
+    #[arg(long, default_value = "quick")]
+    size: String,
+    /// Worker threads of each parallel runtime [default: all cores].
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Timed runs per runtime.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Untimed warm-up runs per runtime.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    /// Print JSON on stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// The kernel (see `heist-bench list`).
+    bench: String,
+    #[command(flatten)]
+    common: Common,
+    /// Comma-separated runtimes [default: every runtime the kernel supports].
+    #[arg(long, value_delimiter = ',', value_parser = parse_runtime)]
+    runtimes: Vec<RuntimeKind>,
+    /// Collect heist's per-worker counters (needs a build with `--features stats`).
+    #[arg(long)]
+    stats: bool,
+}
+
+#[derive(Args)]
+struct IdleArgs {
+    /// Worker threads [default: all cores].
+    #[arg(long)]
+    workers: Option<usize>,
+    /// heist's scheduler.
+    #[arg(long, value_enum, default_value_t = Sched::Lace)]
+    scheduler: Sched,
+    /// Print JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Wake-up latency samples.
+    #[arg(long, default_value_t = 200, hide = true)]
+    samples: usize,
+    /// Idle window in milliseconds.
+    #[arg(long, default_value_t = 1000, hide = true)]
+    window_ms: u64,
+    /// Burst length in milliseconds.
+    #[arg(long, default_value_t = 200, hide = true)]
+    burst_ms: u64,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Sched {
+    Lace,
+    Relay,
+}
+
+fn parse_runtime(s: &str) -> Result<RuntimeKind, String> {
+    s.parse()
+}
+
+/// A failure that ends the program with status 2.
+type Fail = String;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let res = match cli.cmd {
+        Cmd::List => list(),
+        Cmd::Run(a) => run(a),
+        Cmd::Suite(a) => suite(a),
+        Cmd::Idle(a) => idle_cmd(a),
+    };
+    res.unwrap_or_else(|e| {
+        eprintln!("heist-bench: error: {e}");
+        ExitCode::from(2)
+    })
+}
+
+fn list() -> Result<ExitCode, Fail> {
+    let all = kernels::all();
+    let rows: Vec<Vec<String>> = all.iter().map(|b| list_row(*b)).collect();
+    let headers = ["kernel", "test", "quick", "full", "about"];
+    if all.is_empty() {
+        println!("kernels: (none)");
+    } else {
+        print!("{}", harness::render_table(&headers, &rows, 5));
+    }
+    let names: Vec<&str> = RuntimeKind::ALL.iter().map(|k| k.name()).collect();
+    println!("\nruntimes: {}", names.join(", "));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list_row(b: &dyn Bench) -> Vec<String> {
+    let unsupported: Vec<&str> = RuntimeKind::ALL
+        .iter()
+        .filter(|k| !b.supports(**k))
+        .map(|k| k.name())
+        .collect();
+    let mut about = b.about().to_string();
+    if !unsupported.is_empty() {
+        about += &format!(" (not on {})", unsupported.join(", "));
+    }
+    let sizes = [SizeClass::Test, SizeClass::Quick, SizeClass::Full].map(|c| b.size(c).to_string());
+    let mut row = vec![b.name().to_string()];
+    row.extend(sizes);
+    row.push(about);
+    row
+}
+
+fn run(a: RunArgs) -> Result<ExitCode, Fail> {
+    let bench = kernels::find(&a.bench).ok_or_else(|| unknown_bench(&a.bench))?;
+    let (workers, opts) = settings(&a.common, a.stats)?;
+    let kinds = run_kinds(bench, &a.runtimes)?;
+    let size = SizeArg::parse(&a.common.size)?.resolve(bench);
+    let rts = start(&kinds, workers)?;
+    let rts: Vec<&Runtime> = rts.iter().collect();
+    let pb = progress(
+        ((opts.warmup + opts.runs) * kinds.len()) as u64,
+        a.common.json,
+    );
+    let report = bench_once(bench, &size, &rts, workers, &opts, &pb)?;
+    pb.finish_and_clear();
+    if a.common.json {
+        println!("{}", to_json(&report));
+    } else {
+        print!("{}", harness::render_run(&report));
+    }
+    stats_note(a.stats, &kinds);
+    eprint!("{}", harness::render_failures(&report));
+    Ok(status(report.verified()))
+}
+
+fn suite(a: Common) -> Result<ExitCode, Fail> {
+    let (workers, opts) = settings(&a, false)?;
+    let class = match SizeArg::parse(&a.size)? {
+        SizeArg::Class(c) => c,
+        SizeArg::Value(v) => return Err(format!("suite takes test, quick or full, not `{v}`")),
+    };
+    let benches = kernels::all();
+    let rts = start(&RuntimeKind::ALL, workers)?;
+    let total: usize = benches.iter().map(|b| supported(*b, &rts).len()).sum();
+    let pb = progress(((opts.warmup + opts.runs) * total) as u64, a.json);
+    let mut reports = Vec::new();
+    for b in &benches {
+        let rts = supported(*b, &rts);
+        reports.push(bench_once(*b, b.size(class), &rts, workers, &opts, &pb)?);
+    }
+    pb.finish_and_clear();
+    if a.json {
+        println!("{}", to_json(&reports));
+    } else {
+        print!("{}", harness::render_suite(&reports));
+    }
+    reports
+        .iter()
+        .for_each(|r| eprint!("{}", harness::render_failures(r)));
+    Ok(status(reports.iter().all(BenchReport::verified)))
+}
+
+fn idle_cmd(a: IdleArgs) -> Result<ExitCode, Fail> {
+    let scheduler = match a.scheduler {
+        Sched::Lace => heist::Scheduler::Lace,
+        Sched::Relay => heist::Scheduler::Relay,
+    };
+    let mut o = IdleOptions::new(workers_or_default(a.workers)?, scheduler);
+    o.samples = a.samples;
+    o.window = Duration::from_millis(a.window_ms);
+    o.burst = Duration::from_millis(a.burst_ms);
+    let r = idle::measure(&o)?;
+    if a.json {
+        println!("{}", to_json(&r));
+    } else {
+        print!("{}", idle::render(&r));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Measures one kernel on `rts` and summarises it; only building the instance can fail.
+fn bench_once(
+    bench: &dyn Bench,
+    size: &str,
+    rts: &[&Runtime],
+    workers: usize,
+    opts: &Options,
+    pb: &ProgressBar,
+) -> Result<BenchReport, Fail> {
+    let name = bench.name();
+    pb.set_message(format!("{name} {size}: building"));
+    let mut inst = bench
+        .instance(size)
+        .map_err(|e| format!("bad size `{size}` for {name}: {e}"))?;
+    let measured = harness::measure(inst.as_mut(), rts, opts, &mut |k| {
+        pb.set_message(format!("{name} {size}: {k}"));
+        pb.inc(1);
+    });
+    Ok(BenchReport::new(
+        name,
+        size,
+        workers,
+        opts.warmup,
+        &measured,
+    ))
+}
+
+fn unknown_bench(name: &str) -> Fail {
+    let names: Vec<&str> = kernels::all().iter().map(|b| b.name()).collect();
+    let known = if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    };
+    format!("unknown benchmark `{name}` (known: {known})")
+}
+
+/// The worker count and harness options, checked.
+fn settings(c: &Common, stats: bool) -> Result<(usize, Options), Fail> {
+    if c.runs == 0 {
+        return Err("--runs must be at least 1".into());
+    }
+    let stats = stats && heist::STATS_ENABLED;
+    let opts = Options {
+        runs: c.runs,
+        warmup: c.warmup,
+        stats,
+    };
+    Ok((workers_or_default(c.workers)?, opts))
+}
+
+fn workers_or_default(w: Option<usize>) -> Result<usize, Fail> {
+    match w {
+        Some(0) => Err("--workers must be at least 1".into()),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}
+
+/// The requested runtimes (deduplicated, in the given order), or all the kernel supports.
+fn run_kinds(bench: &dyn Bench, asked: &[RuntimeKind]) -> Result<Vec<RuntimeKind>, Fail> {
+    if asked.is_empty() {
+        return Ok(RuntimeKind::ALL
+            .into_iter()
+            .filter(|k| bench.supports(*k))
+            .collect());
+    }
+    let mut kinds = Vec::new();
+    for &k in asked {
+        if !bench.supports(k) {
+            return Err(format!("{} does not support runtime `{k}`", bench.name()));
+        }
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    Ok(kinds)
+}
+
+fn start(kinds: &[RuntimeKind], workers: usize) -> Result<Vec<Runtime>, Fail> {
+    let start_one = |k: RuntimeKind| {
+        Runtime::new(k, workers).map_err(|e| format!("cannot start runtime `{k}`: {e}"))
+    };
+    kinds.iter().map(|&k| start_one(k)).collect()
+}
+
+fn supported<'a>(b: &dyn Bench, rts: &'a [Runtime]) -> Vec<&'a Runtime> {
+    rts.iter().filter(|r| b.supports(r.kind())).collect()
+}
+
+/// A progress bar on stderr, hidden when stderr is not a terminal or with `--json`.
+fn progress(len: u64, json: bool) -> ProgressBar {
+    if json || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(len);
+    let tpl = "{elapsed_precise} [{bar:30}] {pos}/{len} {msg}";
+    if let Ok(style) = ProgressStyle::with_template(tpl) {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb
+}
+
+fn stats_note(asked: bool, kinds: &[RuntimeKind]) {
+    let heist = [RuntimeKind::HeistLace, RuntimeKind::HeistRelay];
+    if asked && !heist::STATS_ENABLED {
+        eprintln!(
+            "note: --stats needs heist's counters; rebuild with `--features stats` \
+             (cargo run -p heist-bench --release --features stats -- ...)"
+        );
+    } else if asked && !kinds.iter().any(|k| heist.contains(k)) {
+        eprintln!("note: --stats only applies to heist-lace and heist-relay");
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string_pretty(v).expect("reports serialise")
+}
+
+fn status(ok: bool) -> ExitCode {
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}

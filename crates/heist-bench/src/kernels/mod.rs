@@ -1,10 +1,29 @@
 //! The kernel catalogue: one file per kernel.
 
+pub mod cilksort;
+pub mod fib;
+pub mod matmul;
+pub mod nqueens;
+pub mod quicksort;
+pub mod sparselu;
+pub mod treerec;
+pub mod uts;
+pub mod work;
+
 use crate::bench::Bench;
 
 /// Every kernel, in the order `list` and `suite` show them.
 pub fn all() -> Vec<&'static dyn Bench> {
-    vec![]
+    vec![
+        &fib::Fib,
+        &nqueens::NQueens,
+        &uts::Uts,
+        &treerec::TreeRec,
+        &matmul::Matmul,
+        &cilksort::Cilksort,
+        &quicksort::Quicksort,
+        &sparselu::SparseLu,
+    ]
 }
 
 /// The kernel called `name`.

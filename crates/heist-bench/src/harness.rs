@@ -1,0 +1,775 @@
+//! The measuring harness: interleaved timed runs of one kernel instance on several
+//! runtimes, their summary (median, min, max, speedup vs `seq`, ratio vs `rayon`), and the
+//! table and JSON reports built from it.
+//!
+//! Every timed run is preceded by an untimed [`Instance::reset`] and followed by an
+//! untimed [`Instance::verify`]. Runtimes are interleaved round by round (`A B C A B C`)
+//! so that slow drifts of the machine (frequency, other load) hit all of them alike.
+
+use crate::bench::{Bench, Instance, SizeClass};
+use crate::runtime::{Runtime, RuntimeKind};
+use serde::Serialize;
+use std::any::Any;
+use std::panic::{self, AssertUnwindSafe};
+use std::time::Instant;
+
+/// How many runs to make, and whether to collect heist's counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Timed runs per runtime.
+    pub runs: usize,
+    /// Untimed warm-up runs per runtime, made before the first timed round.
+    pub warmup: usize,
+    /// Collect heist's per-worker counters around each timed run (heist runtimes only).
+    pub stats: bool,
+}
+
+/// A `--size` argument: a named class, or a value handed to the kernel as is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SizeArg {
+    /// `test`, `quick` or `full`.
+    Class(SizeClass),
+    /// Anything else, e.g. `30` for fib.
+    Value(String),
+}
+
+impl SizeArg {
+    /// Parses a `--size` argument; only the empty string is rejected.
+    pub fn parse(s: &str) -> Result<SizeArg, String> {
+        Ok(match s {
+            "" => return Err("empty size".into()),
+            "test" => SizeArg::Class(SizeClass::Test),
+            "quick" => SizeArg::Class(SizeClass::Quick),
+            "full" => SizeArg::Class(SizeClass::Full),
+            v => SizeArg::Value(v.to_string()),
+        })
+    }
+
+    /// The size string `bench` is built with.
+    pub fn resolve(&self, bench: &dyn Bench) -> String {
+        match self {
+            SizeArg::Class(c) => bench.size(*c).to_string(),
+            SizeArg::Value(v) => v.clone(),
+        }
+    }
+}
+
+/// Median, minimum and maximum of a set of times, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    /// The median (the mean of the two middle values for an even count).
+    pub median: f64,
+    /// The fastest time.
+    pub min: f64,
+    /// The slowest time.
+    pub max: f64,
+}
+
+impl Summary {
+    /// Summarises `times`; `None` when it is empty.
+    pub fn of(times: &[f64]) -> Option<Summary> {
+        let mut v = times.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = match n {
+            0 => return None,
+            _ if n % 2 == 1 => v[n / 2],
+            _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+        };
+        Some(Summary {
+            median,
+            min: v[0],
+            max: v[n - 1],
+        })
+    }
+}
+
+macro_rules! counters {
+    ($($(#[$doc:meta])* $field:ident),* $(,)?) => {
+        /// heist's per-worker event counters, summed over the timed runs of one runtime.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+        pub struct Counters {
+            $($(#[$doc])* pub $field: u64,)*
+        }
+
+        impl Counters {
+            /// The counter names, in field order.
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($field)),*];
+
+            /// The counter values, in the order of [`Counters::NAMES`].
+            pub fn values(&self) -> Vec<u64> {
+                vec![$(self.$field),*]
+            }
+
+            /// Adds one worker's counters.
+            pub fn add(&mut self, s: &heist::WorkerStats) {
+                $(self.$field += s.$field;)*
+            }
+
+            /// Adds another sum.
+            pub fn merge(&mut self, o: &Counters) {
+                $(self.$field += o.$field;)*
+            }
+        }
+    };
+}
+
+counters! {
+    /// Tasks taken from another worker while idle.
+    steals,
+    /// Steal attempts that found nothing or lost a race.
+    failed_steals,
+    /// Tasks taken while waiting for a stolen task (leapfrogging).
+    leaps,
+    /// Times the owner made more of its deque stealable (Lace).
+    grows,
+    /// Times the owner took back part of its shared deque (Lace).
+    shrinks,
+    /// Times the worker went to sleep for lack of work.
+    sleeps,
+    /// Steal requests sent (relay).
+    requests_sent,
+    /// Steal requests passed on to another victim (relay).
+    requests_forwarded,
+    /// Steal requests given back to their thief unanswered (relay).
+    requests_returned,
+    /// Requests answered with half of the deque (relay).
+    steal_half,
+    /// Tasks received through steals.
+    tasks_stolen,
+}
+
+/// The raw outcome of one runtime in one benchmark.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    /// The runtime.
+    pub runtime: RuntimeKind,
+    /// Seconds of each completed timed run.
+    pub times: Vec<f64>,
+    /// The first failure (failed verification or panic); no runs are made after it.
+    pub error: Option<String>,
+    /// Per-worker counters summed over the timed runs, when collected.
+    pub stats: Option<Vec<Counters>>,
+}
+
+impl Measured {
+    /// No runs yet.
+    pub fn new(runtime: RuntimeKind) -> Measured {
+        Measured {
+            runtime,
+            times: Vec::new(),
+            error: None,
+            stats: None,
+        }
+    }
+
+    fn add_stats(&mut self, per_worker: &[heist::WorkerStats]) {
+        let acc = self.stats.get_or_insert_with(Vec::new);
+        if acc.len() < per_worker.len() {
+            acc.resize(per_worker.len(), Counters::default());
+        }
+        for (a, s) in acc.iter_mut().zip(per_worker) {
+            a.add(s);
+        }
+    }
+}
+
+/// Runs `inst` on every runtime: `opts.warmup` untimed rounds, then `opts.runs` timed
+/// rounds, each round visiting the runtimes in order. `tick` is called after every run.
+pub fn measure(
+    inst: &mut dyn Instance,
+    runtimes: &[&Runtime],
+    opts: &Options,
+    tick: &mut dyn FnMut(RuntimeKind),
+) -> Vec<Measured> {
+    let mut out: Vec<Measured> = runtimes.iter().map(|r| Measured::new(r.kind())).collect();
+    for _ in 0..opts.warmup {
+        for (rt, m) in runtimes.iter().zip(&mut out) {
+            if m.error.is_none() {
+                warmup_run(inst, rt, m);
+            }
+            tick(rt.kind());
+        }
+    }
+    for _ in 0..opts.runs {
+        for (rt, m) in runtimes.iter().zip(&mut out) {
+            if m.error.is_none() {
+                timed_run(inst, rt, m, opts.stats);
+            }
+            tick(rt.kind());
+        }
+    }
+    out
+}
+
+fn warmup_run(inst: &mut dyn Instance, rt: &Runtime, m: &mut Measured) {
+    if let Err(p) = guarded(|| {
+        inst.reset();
+        inst.run(rt);
+    }) {
+        m.error = Some(format!("panicked in a warm-up run: {p}"));
+    }
+}
+
+fn timed_run(inst: &mut dyn Instance, rt: &Runtime, m: &mut Measured, stats: bool) {
+    let pool = rt.heist_pool().filter(|_| stats);
+    let timed = guarded(|| {
+        inst.reset();
+        if let Some(p) = pool {
+            p.reset_stats();
+        }
+        let t0 = Instant::now();
+        inst.run(rt);
+        let t = t0.elapsed();
+        (t, pool.map(|p| p.stats()))
+    });
+    let (t, counters) = match timed {
+        Ok(r) => r,
+        Err(p) => return m.error = Some(format!("panicked in run: {p}")),
+    };
+    m.times.push(t.as_secs_f64());
+    if let Some(c) = counters {
+        m.add_stats(&c);
+    }
+    m.error = match guarded(|| inst.verify()) {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(format!("verification failed: {e}")),
+        Err(p) => Some(format!("panicked in verify: {p}")),
+    };
+}
+
+/// Runs `f`, turning a panic into its message.
+fn guarded<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    panic::catch_unwind(AssertUnwindSafe(f)).map_err(panic_message)
+}
+
+fn panic_message(p: Box<dyn Any + Send>) -> String {
+    match (p.downcast_ref::<&str>(), p.downcast_ref::<String>()) {
+        (Some(s), _) => s.to_string(),
+        (_, Some(s)) => s.clone(),
+        _ => "(no message)".into(),
+    }
+}
+
+/// heist's counters of one runtime: the sum over workers and each worker.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StatsReport {
+    /// The sum over all workers.
+    pub total: Counters,
+    /// One entry per worker, by worker index.
+    pub workers: Vec<Counters>,
+}
+
+/// One row of a report: one runtime's summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuntimeResult {
+    /// The runtime's name.
+    pub runtime: String,
+    /// Median seconds of the timed runs (`null` when none completed).
+    pub median_s: Option<f64>,
+    /// Fastest timed run.
+    pub min_s: Option<f64>,
+    /// Slowest timed run.
+    pub max_s: Option<f64>,
+    /// Timed runs completed.
+    pub runs: usize,
+    /// Whether every timed run completed and verified.
+    pub verified: bool,
+    /// What went wrong, when not verified.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// `seq`'s median divided by this median.
+    pub speedup_vs_seq: Option<f64>,
+    /// This median divided by `rayon`'s median.
+    pub ratio_vs_rayon: Option<f64>,
+    /// heist's counters, with `--stats` on a heist runtime.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stats: Option<StatsReport>,
+}
+
+/// The report of one benchmark: the JSON object of `run --json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BenchReport {
+    /// The kernel's name.
+    pub bench: String,
+    /// The resolved size string.
+    pub size: String,
+    /// Worker threads per parallel runtime.
+    pub workers: usize,
+    /// Untimed warm-up runs per runtime.
+    pub warmup: usize,
+    /// One entry per runtime, in run order.
+    pub results: Vec<RuntimeResult>,
+}
+
+impl BenchReport {
+    /// Summarises `measured`, computing the columns relative to `seq` and `rayon`.
+    pub fn new(
+        bench: &str,
+        size: &str,
+        workers: usize,
+        warmup: usize,
+        measured: &[Measured],
+    ) -> Self {
+        let median_of = |k: RuntimeKind| {
+            let m = measured.iter().find(|m| m.runtime == k)?;
+            Summary::of(&m.times).map(|s| s.median)
+        };
+        let (seq, rayon) = (median_of(RuntimeKind::Seq), median_of(RuntimeKind::Rayon));
+        let results = measured.iter().map(|m| result_row(m, seq, rayon)).collect();
+        BenchReport {
+            bench: bench.to_string(),
+            size: size.to_string(),
+            workers,
+            warmup,
+            results,
+        }
+    }
+
+    /// Whether every runtime verified.
+    pub fn verified(&self) -> bool {
+        self.results.iter().all(|r| r.verified)
+    }
+
+    /// `(runtime, error)` of each runtime that did not verify.
+    pub fn failures(&self) -> Vec<(&str, &str)> {
+        let failed = self.results.iter().filter(|r| !r.verified);
+        failed
+            .map(|r| {
+                (
+                    r.runtime.as_str(),
+                    r.error.as_deref().unwrap_or("no timed run"),
+                )
+            })
+            .collect()
+    }
+}
+
+fn result_row(m: &Measured, seq: Option<f64>, rayon: Option<f64>) -> RuntimeResult {
+    let s = Summary::of(&m.times);
+    let median = s.map(|s| s.median);
+    let stats = m.stats.as_ref().map(|w| {
+        let mut total = Counters::default();
+        w.iter().for_each(|c| total.merge(c));
+        StatsReport {
+            total,
+            workers: w.clone(),
+        }
+    });
+    RuntimeResult {
+        runtime: m.runtime.name().to_string(),
+        median_s: median,
+        min_s: s.map(|s| s.min),
+        max_s: s.map(|s| s.max),
+        runs: m.times.len(),
+        verified: m.error.is_none() && !m.times.is_empty(),
+        error: m.error.clone(),
+        speedup_vs_seq: seq.zip(median).map(|(q, t)| q / t),
+        ratio_vs_rayon: rayon.zip(median).map(|(r, t)| t / r),
+        stats,
+    }
+}
+
+/// Formats seconds with four significant digits (`-` for none).
+pub fn fmt_secs(s: Option<f64>) -> String {
+    match s {
+        Some(v) if v > 0.0 && v.is_finite() => {
+            let decimals = (3 - v.log10().floor() as i32).clamp(0, 9) as usize;
+            format!("{v:.decimals$}")
+        }
+        Some(v) => format!("{v}"),
+        None => "-".into(),
+    }
+}
+
+/// Formats a ratio as `1.23x` (`-` for none).
+pub fn fmt_ratio(r: Option<f64>) -> String {
+    r.map_or_else(|| "-".into(), |r| format!("{r:.2}x"))
+}
+
+/// Lays out a text table: the first `left` columns left-aligned, the rest right-aligned.
+pub fn render_table(headers: &[&str], rows: &[Vec<String>], left: usize) -> String {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let header: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(rows) {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (c, &w))| {
+                if i < left {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+const COLUMNS: [&str; 7] = [
+    "runtime", "median s", "min s", "max s", "vs seq", "vs rayon", "verified",
+];
+
+fn row_cells(r: &RuntimeResult) -> Vec<String> {
+    vec![
+        r.runtime.clone(),
+        fmt_secs(r.median_s),
+        fmt_secs(r.min_s),
+        fmt_secs(r.max_s),
+        fmt_ratio(r.speedup_vs_seq),
+        fmt_ratio(r.ratio_vs_rayon),
+        if r.verified { "yes" } else { "FAILED" }.into(),
+    ]
+}
+
+fn heading(r: &BenchReport) -> String {
+    let runs = r.results.iter().map(|x| x.runs).max().unwrap_or(0);
+    format!(
+        "{} (size {}, {} workers, {} timed runs after {} warm-up)\n",
+        r.bench, r.size, r.workers, runs, r.warmup
+    )
+}
+
+/// The human report of `run`: a heading, the table, and the counters when collected.
+pub fn render_run(r: &BenchReport) -> String {
+    let rows: Vec<Vec<String>> = r.results.iter().map(row_cells).collect();
+    let mut out = heading(r) + &render_table(&COLUMNS, &rows, 1);
+    for res in &r.results {
+        if let Some(s) = &res.stats {
+            out += &format!(
+                "\n{} counters, summed over {} timed runs:\n",
+                res.runtime, res.runs
+            );
+            out += &render_stats(s);
+        }
+    }
+    out
+}
+
+/// The counters as a table: one row per counter, columns `total`, `w0`, `w1`, ...
+pub fn render_stats(s: &StatsReport) -> String {
+    let mut headers = vec!["counter".to_string(), "total".to_string()];
+    headers.extend((0..s.workers.len()).map(|i| format!("w{i}")));
+    let columns: Vec<Vec<u64>> = std::iter::once(&s.total)
+        .chain(&s.workers)
+        .map(Counters::values)
+        .collect();
+    let rows: Vec<Vec<String>> = Counters::NAMES
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let vals = columns.iter().map(|c| c[i].to_string());
+            std::iter::once(name.to_string()).chain(vals).collect()
+        })
+        .collect();
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    render_table(&headers, &rows, 1)
+}
+
+/// The human report of `suite`: one table with a row per kernel and runtime.
+pub fn render_suite(reports: &[BenchReport]) -> String {
+    let mut headers = vec!["bench", "size"];
+    headers.extend(COLUMNS);
+    let rows: Vec<Vec<String>> = reports
+        .iter()
+        .flat_map(|r| {
+            r.results.iter().map(|res| {
+                let mut row = vec![r.bench.clone(), r.size.clone()];
+                row.extend(row_cells(res));
+                row
+            })
+        })
+        .collect();
+    let first = reports.first();
+    let (workers, warmup) = first.map_or((0, 0), |r| (r.workers, r.warmup));
+    let runs = reports
+        .iter()
+        .flat_map(|r| r.results.iter().map(|x| x.runs))
+        .max()
+        .unwrap_or(0);
+    format!("suite ({workers} workers, {runs} timed runs after {warmup} warm-up)\n")
+        + &render_table(&headers, &rows, 3)
+}
+
+/// The lines that name each failed runtime of `r` and its error.
+pub fn render_failures(r: &BenchReport) -> String {
+    let lines = r
+        .failures()
+        .into_iter()
+        .map(|(rt, e)| format!("FAILED: {} (size {}) on {rt}: {e}\n", r.bench, r.size));
+    lines.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fork::Fork;
+    use crate::runtime::Task;
+
+    #[test]
+    fn summary_odd_even_empty() {
+        let s = Summary::of(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!(
+            s,
+            Summary {
+                median: 2.0,
+                min: 1.0,
+                max: 3.0
+            }
+        );
+        let s = Summary::of(&[4.0, 1.0, 3.0, 2.0]).unwrap();
+        assert_eq!(
+            s,
+            Summary {
+                median: 2.5,
+                min: 1.0,
+                max: 4.0
+            }
+        );
+        assert_eq!(Summary::of(&[]), None);
+    }
+
+    #[test]
+    fn size_arg_parses_classes_and_values() {
+        assert_eq!(
+            SizeArg::parse("quick"),
+            Ok(SizeArg::Class(SizeClass::Quick))
+        );
+        assert_eq!(SizeArg::parse("full"), Ok(SizeArg::Class(SizeClass::Full)));
+        assert_eq!(SizeArg::parse("30"), Ok(SizeArg::Value("30".into())));
+        assert!(SizeArg::parse("").is_err());
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(fmt_secs(Some(0.051234)), "0.05123");
+        assert_eq!(fmt_secs(Some(1.23456)), "1.235");
+        assert_eq!(fmt_secs(Some(123.456)), "123.5");
+        assert_eq!(fmt_secs(None), "-");
+        assert_eq!(fmt_ratio(Some(1.5)), "1.50x");
+        assert_eq!(fmt_ratio(None), "-");
+    }
+
+    fn measured(kind: RuntimeKind, times: &[f64], error: Option<&str>) -> Measured {
+        Measured {
+            runtime: kind,
+            times: times.to_vec(),
+            error: error.map(String::from),
+            stats: None,
+        }
+    }
+
+    fn synthetic() -> BenchReport {
+        let m = [
+            measured(RuntimeKind::Seq, &[1.0, 1.2, 0.8], None),
+            measured(RuntimeKind::HeistLace, &[0.5, 0.4, 0.6], None),
+            measured(RuntimeKind::Rayon, &[0.25, 0.25, 0.3], None),
+            measured(
+                RuntimeKind::Chili,
+                &[0.3],
+                Some("verification failed: wrong"),
+            ),
+        ];
+        BenchReport::new("fib", "36", 2, 1, &m)
+    }
+
+    #[test]
+    fn report_relative_columns() {
+        let r = synthetic();
+        let lace = &r.results[1];
+        assert_eq!(lace.median_s, Some(0.5));
+        assert_eq!(lace.min_s, Some(0.4));
+        assert_eq!(lace.max_s, Some(0.6));
+        assert_eq!(lace.speedup_vs_seq, Some(2.0));
+        assert_eq!(lace.ratio_vs_rayon, Some(2.0));
+        assert_eq!(r.results[0].speedup_vs_seq, Some(1.0));
+        assert!(!r.verified());
+        assert_eq!(r.failures(), vec![("chili", "verification failed: wrong")]);
+    }
+
+    #[test]
+    fn report_without_seq_or_rayon_has_no_ratios() {
+        let m = [measured(RuntimeKind::HeistRelay, &[0.5], None)];
+        let r = BenchReport::new("fib", "36", 2, 1, &m);
+        assert_eq!(r.results[0].speedup_vs_seq, None);
+        assert_eq!(r.results[0].ratio_vs_rayon, None);
+        let text = render_run(&r);
+        let row = text.lines().find(|l| l.starts_with("heist-relay")).unwrap();
+        assert_eq!(
+            row.split_whitespace().collect::<Vec<_>>()[4..],
+            ["-", "-", "yes"]
+        );
+    }
+
+    #[test]
+    fn report_json_shape() {
+        let v = serde_json::to_value(synthetic()).unwrap();
+        assert_eq!(v["bench"], "fib");
+        assert_eq!(v["size"], "36");
+        assert_eq!(v["workers"], 2);
+        let res = v["results"].as_array().unwrap();
+        assert_eq!(res.len(), 4);
+        assert_eq!(res[0]["runtime"], "seq");
+        assert_eq!(res[0]["median_s"], 1.0);
+        assert_eq!(res[0]["runs"], 3);
+        assert_eq!(res[0]["verified"], true);
+        assert!(res[0].get("error").is_none());
+        assert_eq!(res[3]["verified"], false);
+        assert_eq!(res[3]["error"], "verification failed: wrong");
+    }
+
+    #[test]
+    fn tables_render() {
+        let r = synthetic();
+        let text = render_run(&r);
+        assert!(text.starts_with("fib (size 36, 2 workers"));
+        assert!(text.contains("median s"));
+        let row = text.lines().find(|l| l.starts_with("heist-lace")).unwrap();
+        let cells: Vec<_> = row.split_whitespace().collect();
+        assert_eq!(
+            cells,
+            [
+                "heist-lace",
+                "0.5000",
+                "0.4000",
+                "0.6000",
+                "2.00x",
+                "2.00x",
+                "yes"
+            ]
+        );
+        assert!(text
+            .lines()
+            .any(|l| l.starts_with("chili") && l.ends_with("FAILED")));
+        assert!(render_failures(&r).contains("FAILED: fib (size 36) on chili: verification"));
+        let suite = render_suite(&[r.clone(), r]);
+        assert_eq!(suite.lines().filter(|l| l.starts_with("fib")).count(), 8);
+    }
+
+    #[test]
+    fn stats_table() {
+        let mut w = [Counters::default(); 2];
+        w[0].steals = 3;
+        w[1].steals = 4;
+        let mut m = measured(RuntimeKind::HeistLace, &[0.1], None);
+        m.stats = Some(w.to_vec());
+        let r = BenchReport::new("fib", "36", 2, 0, &[m]);
+        let s = r.results[0].stats.as_ref().unwrap();
+        assert_eq!(s.total.steals, 7);
+        let text = render_run(&r);
+        let row = text.lines().find(|l| l.starts_with("steals")).unwrap();
+        assert_eq!(
+            row.split_whitespace().collect::<Vec<_>>(),
+            ["steals", "7", "3", "4"]
+        );
+    }
+
+    /// A throwaway kernel: parallel sum of 1..=n, optionally wrong on one runtime.
+    struct Sum {
+        n: u64,
+        wrong_on: Option<RuntimeKind>,
+        last: Option<u64>,
+        resets: usize,
+    }
+
+    struct SumTask(u64, u64);
+
+    impl Task for SumTask {
+        type Output = u64;
+        fn call<F: Fork>(self, f: &mut F) -> u64 {
+            let SumTask(lo, hi) = self;
+            if hi - lo <= 64 {
+                return (lo..hi).sum();
+            }
+            let mid = lo + (hi - lo) / 2;
+            let (a, b) = f.join(|f| SumTask(lo, mid).call(f), |f| SumTask(mid, hi).call(f));
+            a + b
+        }
+    }
+
+    impl Instance for Sum {
+        fn reset(&mut self) {
+            self.last = None;
+            self.resets += 1;
+        }
+        fn run(&mut self, rt: &Runtime) {
+            let bad = u64::from(self.wrong_on == Some(rt.kind()));
+            self.last = Some(rt.exec(SumTask(1, self.n + 1)) + bad);
+        }
+        fn verify(&self) -> Result<(), String> {
+            let want = self.n * (self.n + 1) / 2;
+            match self.last {
+                Some(got) if got == want => Ok(()),
+                got => Err(format!("sum is {got:?}, expected {want}")),
+            }
+        }
+    }
+
+    #[test]
+    fn measure_interleaves_verifies_and_reports_failures() {
+        let kinds = [RuntimeKind::Seq, RuntimeKind::HeistLace, RuntimeKind::Rayon];
+        let rts: Vec<Runtime> = kinds.iter().map(|&k| Runtime::new(k, 2).unwrap()).collect();
+        let rts: Vec<&Runtime> = rts.iter().collect();
+        let mut inst = Sum {
+            n: 10_000,
+            wrong_on: Some(RuntimeKind::Rayon),
+            last: None,
+            resets: 0,
+        };
+        let opts = Options {
+            runs: 3,
+            warmup: 1,
+            stats: true,
+        };
+        let mut order = Vec::new();
+        let m = measure(&mut inst, &rts, &opts, &mut |k| order.push(k));
+        assert_eq!(order, [kinds; 4].concat());
+        // seq and heist: 1 warm-up + 3 timed; rayon: 1 warm-up + 1 failed timed run.
+        assert_eq!(inst.resets, 4 + 4 + 2);
+        assert_eq!(m[0].times.len(), 3);
+        assert!(m[0].error.is_none() && m[0].stats.is_none());
+        assert!(m[1].stats.is_some());
+        assert_eq!(m[2].times.len(), 1);
+        assert!(m[2].error.as_deref().unwrap().contains("expected 50005000"));
+        let r = BenchReport::new("sum", "10000", 2, 1, &m);
+        assert_eq!(r.failures().len(), 1);
+        assert!(r.results[1].speedup_vs_seq.is_some());
+    }
+
+    struct Panics;
+
+    impl Instance for Panics {
+        fn run(&mut self, _: &Runtime) {
+            panic!("boom");
+        }
+        fn verify(&self) -> Result<(), String> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn panics_become_failures() {
+        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
+        let opts = Options {
+            runs: 2,
+            warmup: 0,
+            stats: false,
+        };
+        let m = measure(&mut Panics, &[&rt], &opts, &mut |_| {});
+        assert_eq!(m[0].error.as_deref(), Some("panicked in run: boom"));
+        assert!(m[0].times.is_empty());
+        let r = BenchReport::new("p", "1", 1, 0, &m);
+        assert_eq!(r.results[0].median_s, None);
+        assert!(!r.results[0].verified);
+    }
+}

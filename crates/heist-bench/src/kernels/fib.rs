@@ -1,0 +1,143 @@
+//! fib: the n-th Fibonacci number by binary recursion with no cut-off, so that nearly all
+//! of the time is fork-join overhead (BENCHMARKS.md "Fork-join, recursive"; seed 001 §6
+//! `fib`, seed 000 ch. 6).
+//!
+//! Every call with `n ≥ 2` joins `fib(n-1)` and `fib(n-2)`; with [`crate::fork::Seq`] this
+//! is the plain recursive function. The result is checked against an iterative Fibonacci.
+
+use crate::bench::{Bench, Instance, SizeClass};
+use crate::fork::Fork;
+use crate::runtime::{Runtime, Task};
+use std::hint::black_box;
+
+/// Largest `n` whose Fibonacci number fits a `u64`.
+const MAX_N: u32 = 93;
+
+/// The fib kernel of the catalogue.
+pub struct Fib;
+
+impl Bench for Fib {
+    fn name(&self) -> &'static str {
+        "fib"
+    }
+
+    fn about(&self) -> &'static str {
+        "fib(n) by binary recursion, no cut-off (pure fork-join overhead)"
+    }
+
+    fn size(&self, class: SizeClass) -> &'static str {
+        match class {
+            SizeClass::Test => "20",
+            SizeClass::Quick => "36",
+            SizeClass::Full => "40",
+        }
+    }
+
+    fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
+        Ok(Box::new(FibInstance::new(parse_n(size)?)))
+    }
+}
+
+/// Parses `n` (0..=93).
+fn parse_n(size: &str) -> Result<u32, String> {
+    let n: u32 = size
+        .trim()
+        .parse()
+        .map_err(|_| format!("fib: size `{size}` is not a number n"))?;
+    if n > MAX_N {
+        return Err(format!("fib: n = {n} overflows u64 (at most {MAX_N})"));
+    }
+    Ok(n)
+}
+
+/// fib(n) by binary recursion, both calls joined through `f`.
+pub fn fib<F: Fork>(f: &mut F, n: u32) -> u64 {
+    if n < 2 {
+        return u64::from(n);
+    }
+    let (a, b) = f.join(|f| fib(f, n - 1), |f| fib(f, n - 2));
+    a + b
+}
+
+/// fib(n) by iteration: the reference answer.
+pub fn fib_iterative(n: u32) -> u64 {
+    let (mut a, mut b) = (0u64, 1u64);
+    for _ in 0..n {
+        // `b` runs one step ahead and may wrap at n = 93; `a` never does.
+        (a, b) = (b, a.wrapping_add(b));
+    }
+    a
+}
+
+struct FibTask(u32);
+
+impl Task for FibTask {
+    type Output = u64;
+    fn call<F: Fork>(self, f: &mut F) -> u64 {
+        fib(f, self.0)
+    }
+}
+
+/// One fib run: the argument, the expected answer and the last result.
+struct FibInstance {
+    n: u32,
+    expected: u64,
+    result: Option<u64>,
+}
+
+impl FibInstance {
+    fn new(n: u32) -> Self {
+        FibInstance {
+            n,
+            expected: fib_iterative(n),
+            result: None,
+        }
+    }
+}
+
+impl Instance for FibInstance {
+    fn run(&mut self, rt: &Runtime) {
+        self.result = Some(rt.exec(FibTask(black_box(self.n))));
+    }
+
+    fn verify(&self) -> Result<(), String> {
+        match self.result {
+            None => Err("fib: not run".into()),
+            Some(r) if r == self.expected => Ok(()),
+            Some(r) => Err(format!("fib({}) = {r}, expected {}", self.n, self.expected)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::RuntimeKind;
+
+    #[test]
+    fn reference_matches_known_values() {
+        assert_eq!(fib_iterative(0), 0);
+        assert_eq!(fib_iterative(1), 1);
+        assert_eq!(fib_iterative(20), 6765);
+        assert_eq!(fib_iterative(40), 102_334_155);
+        assert_eq!(fib_iterative(93), 12_200_160_415_121_876_738);
+    }
+
+    #[test]
+    fn corrupted_result_fails_verify() {
+        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
+        let mut inst = FibInstance::new(20);
+        assert!(inst.verify().is_err(), "not run yet");
+        inst.run(&rt);
+        assert_eq!(inst.verify(), Ok(()));
+        inst.result = Some(6766);
+        assert!(inst.verify().is_err());
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_n("36"), Ok(36));
+        assert!(parse_n("94").is_err());
+        assert!(parse_n("x").is_err());
+    }
+}

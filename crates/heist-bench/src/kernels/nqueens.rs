@@ -1,0 +1,228 @@
+//! nqueens: count the solutions of the N-Queens problem by backtracking, one task per
+//! legal placement (BENCHMARKS.md "Fork-join, recursive"; seed 000 §2.8 NQueens, the
+//! BOTS / MIT Cilk code; seed 001 §6 `queens`).
+//!
+//! As in BOTS, a board is a small array of column numbers copied into every task, and a
+//! placement is legal when the BOTS `ok` test (every pair of queens on the board so far)
+//! accepts it. The legal columns of a row are found first, then visited by recursive
+//! binary splitting of that set with `join`, so each legal placement becomes one leaf of
+//! the join tree. The count is checked against the known solution counts (OEIS A000170).
+
+use crate::bench::{Bench, Instance, SizeClass};
+use crate::fork::Fork;
+use crate::runtime::{Runtime, Task};
+use std::hint::black_box;
+
+/// Largest board size accepted (the last entry of [`SOLUTIONS`]).
+const MAX_N: usize = 18;
+
+/// Number of solutions for n = 1..=18 (OEIS A000170).
+const SOLUTIONS: [u64; MAX_N] = [
+    1,
+    0,
+    0,
+    2,
+    10,
+    4,
+    40,
+    92,
+    352,
+    724,
+    2_680,
+    14_200,
+    73_712,
+    365_596,
+    2_279_184,
+    14_772_512,
+    95_815_104,
+    666_090_624,
+];
+
+/// A board: the column of the queen in each row placed so far.
+type Board = [u8; MAX_N];
+
+/// The nqueens kernel of the catalogue.
+pub struct NQueens;
+
+impl Bench for NQueens {
+    fn name(&self) -> &'static str {
+        "nqueens"
+    }
+
+    fn about(&self) -> &'static str {
+        "count N-Queens solutions (BOTS), a task per legal placement"
+    }
+
+    fn size(&self, class: SizeClass) -> &'static str {
+        match class {
+            SizeClass::Test => "8",
+            SizeClass::Quick => "12",
+            SizeClass::Full => "14",
+        }
+    }
+
+    fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
+        Ok(Box::new(QueensInstance::new(parse_n(size)?)))
+    }
+}
+
+/// Parses the board size `n` (1..=18).
+fn parse_n(size: &str) -> Result<usize, String> {
+    let n: usize = size
+        .trim()
+        .parse()
+        .map_err(|_| format!("nqueens: size `{size}` is not a number n"))?;
+    if !(1..=MAX_N).contains(&n) {
+        return Err(format!(
+            "nqueens: n = {n} outside 1..={MAX_N} (the known solution counts)"
+        ));
+    }
+    Ok(n)
+}
+
+/// The known number of solutions for an `n × n` board.
+pub fn known_solutions(n: usize) -> Option<u64> {
+    n.checked_sub(1).and_then(|i| SOLUTIONS.get(i)).copied()
+}
+
+/// BOTS `ok`: no two of the first `rows` queens of `a` attack each other.
+fn ok(rows: usize, a: &Board) -> bool {
+    let a = &a[..rows];
+    a.iter().enumerate().all(|(i, &p)| {
+        a[i + 1..].iter().enumerate().all(|(d, &q)| {
+            let d = d as i32 + 1;
+            let (p, q) = (i32::from(p), i32::from(q));
+            q != p && q != p - d && q != p + d
+        })
+    })
+}
+
+/// The columns (as a bit set) where a queen can go in row `row` of board `a`.
+fn legal_columns(n: usize, row: usize, a: &Board) -> u32 {
+    let mut legal = 0;
+    for col in 0..n {
+        let mut b = *a;
+        b[row] = col as u8;
+        if ok(row + 1, &b) {
+            legal |= 1 << col;
+        }
+    }
+    legal
+}
+
+/// Splits a bit set into its lower and upper halves by number of members.
+fn split_set(set: u32) -> (u32, u32) {
+    let mut upper = set;
+    for _ in 0..set.count_ones() / 2 {
+        upper &= upper - 1;
+    }
+    (set ^ upper, upper)
+}
+
+/// Solutions that extend board `a`, whose rows `0..row` are filled.
+pub fn queens<F: Fork>(f: &mut F, n: usize, row: usize, a: Board) -> u64 {
+    if row == n {
+        return 1;
+    }
+    place(f, n, row, a, legal_columns(n, row, &a))
+}
+
+/// Solutions with the queen of `row` in one of the columns of `cols`, one task per column.
+fn place<F: Fork>(f: &mut F, n: usize, row: usize, a: Board, cols: u32) -> u64 {
+    match cols.count_ones() {
+        0 => 0,
+        1 => {
+            let mut b = a;
+            b[row] = cols.trailing_zeros() as u8;
+            queens(f, n, row + 1, b)
+        }
+        _ => {
+            let (lo, hi) = split_set(cols);
+            let (x, y) = f.join(|f| place(f, n, row, a, lo), |f| place(f, n, row, a, hi));
+            x + y
+        }
+    }
+}
+
+struct QueensTask(usize);
+
+impl Task for QueensTask {
+    type Output = u64;
+    fn call<F: Fork>(self, f: &mut F) -> u64 {
+        queens(f, self.0, 0, [0; MAX_N])
+    }
+}
+
+/// One nqueens run: the board size, the known count and the last result.
+struct QueensInstance {
+    n: usize,
+    expected: u64,
+    result: Option<u64>,
+}
+
+impl QueensInstance {
+    fn new(n: usize) -> Self {
+        let expected = known_solutions(n).expect("n checked by parse_n");
+        QueensInstance {
+            n,
+            expected,
+            result: None,
+        }
+    }
+}
+
+impl Instance for QueensInstance {
+    fn run(&mut self, rt: &Runtime) {
+        self.result = Some(rt.exec(QueensTask(black_box(self.n))));
+    }
+
+    fn verify(&self) -> Result<(), String> {
+        match self.result {
+            None => Err("nqueens: not run".into()),
+            Some(r) if r == self.expected => Ok(()),
+            Some(r) => Err(format!(
+                "nqueens({}) = {r} solutions, expected {}",
+                self.n, self.expected
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::RuntimeKind;
+
+    #[test]
+    fn small_boards_match_the_table() {
+        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
+        for n in 1..=9 {
+            let mut inst = QueensInstance::new(n);
+            inst.run(&rt);
+            assert_eq!(inst.verify(), Ok(()), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn corrupted_result_fails_verify() {
+        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
+        let mut inst = QueensInstance::new(8);
+        inst.run(&rt);
+        assert_eq!(inst.result, Some(92));
+        inst.result = Some(91);
+        assert!(inst.verify().is_err());
+    }
+
+    #[test]
+    fn split_set_halves() {
+        assert_eq!(split_set(0b1011_0110), (0b0000_0110, 0b1011_0000));
+        assert_eq!(split_set(0b100), (0, 0b100));
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_n("12"), Ok(12));
+        assert!(parse_n("0").is_err());
+        assert!(parse_n("19").is_err());
+    }
+}

@@ -1,0 +1,408 @@
+//! sparselu: the BOTS sparse LU factorisation of a block matrix whose all-zero blocks are
+//! not allocated (BENCHMARKS.md "Fork-join, recursive"; seed 000 §2.8 LU, after the BOTS
+//! OpenMP `sparselu`, single-producer version).
+//!
+//! The matrix has `NB × NB` blocks of `BS × BS` `f64`s; which blocks exist, and their
+//! values, follow BOTS `genmat`. For each `kk`, in phases separated by the end of a join:
+//! `lu0` factors the diagonal block; then `fwd` (blocks right of it) and `bdiv` (blocks
+//! below it) run as independent tasks; then `bmod` updates each block `(ii, jj)` whose
+//! row and column partners exist, allocating it (fill-in) if it was empty. The tasks of a
+//! phase touch disjoint blocks, and are spawned by recursive binary splitting of the
+//! phase's task list with `join`; each task gets its blocks as plain borrows.
+//!
+//! The block kernels use the loop orders that keep the inner loop contiguous; each block
+//! element sees the same operations in the same order as in BOTS. The result is compared
+//! with the sequential elision's, computed once at setup (same structure, every value
+//! within 1e-9 relative).
+
+use crate::bench::{Bench, Instance, SizeClass};
+use crate::fork::{Fork, Seq};
+use crate::runtime::{Runtime, Task};
+
+/// A block: `BS × BS` values, row-major.
+type Block = Box<[f64]>;
+
+/// The sparselu kernel of the catalogue.
+pub struct SparseLu;
+
+impl Bench for SparseLu {
+    fn name(&self) -> &'static str {
+        "sparselu"
+    }
+
+    fn about(&self) -> &'static str {
+        "BOTS sparse block LU, fwd/bdiv/bmod tasks per phase (size \"NB,BS\")"
+    }
+
+    fn size(&self, class: SizeClass) -> &'static str {
+        match class {
+            SizeClass::Test => "10,10",
+            SizeClass::Quick => "40,32",
+            SizeClass::Full => "64,64",
+        }
+    }
+
+    fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
+        let (nb, bs) = parse_size(size)?;
+        Ok(Box::new(SparseLuInstance::new(nb, bs)))
+    }
+}
+
+/// Parses `"NB,BS"` (blocks per side, block side), e.g. `"40,32"`.
+fn parse_size(size: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("sparselu: size `{size}` is not \"NB,BS\" (e.g. \"40,32\")");
+    let (nb, bs) = size.split_once(',').ok_or_else(bad)?;
+    let nb: usize = nb.trim().parse().map_err(|_| bad())?;
+    let bs: usize = bs.trim().parse().map_err(|_| bad())?;
+    if !(1..=1024).contains(&nb) || !(1..=1024).contains(&bs) {
+        return Err(format!("sparselu: NB = {nb}, BS = {bs} outside 1..=1024"));
+    }
+    Ok((nb, bs))
+}
+
+/// A sparse block matrix: `nb × nb` optional blocks, row-major.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Matrix {
+    nb: usize,
+    bs: usize,
+    blocks: Vec<Option<Block>>,
+}
+
+/// BOTS `genmat`'s structure: whether block `(ii, jj)` is allocated.
+// `is_multiple_of` is newer (1.87) than the workspace's rust-version (1.80).
+#[allow(clippy::manual_is_multiple_of)]
+fn allocated(ii: usize, jj: usize) -> bool {
+    let null = (ii < jj && ii % 3 != 0) || (ii > jj && jj % 3 != 0) || ii % 2 == 1 || jj % 2 == 1;
+    !null || ii == jj || ii + 1 == jj || jj + 1 == ii
+}
+
+impl Matrix {
+    /// BOTS `genmat`: the block structure above, values from its LCG in block order.
+    pub fn generate(nb: usize, bs: usize) -> Self {
+        let mut seed: u32 = 1325;
+        let mut next = move || {
+            seed = (3125 * seed) % 65536;
+            (f64::from(seed) - 32768.0) / 16384.0
+        };
+        let blocks = (0..nb * nb)
+            .map(|idx| {
+                allocated(idx / nb, idx % nb).then(|| (0..bs * bs).map(|_| next()).collect())
+            })
+            .collect();
+        Matrix { nb, bs, blocks }
+    }
+
+    /// The diagonal block `(kk, kk)` (always allocated).
+    fn diag_mut(&mut self, kk: usize) -> &mut [f64] {
+        self.blocks[kk * self.nb + kk]
+            .as_deref_mut()
+            .expect("diagonal blocks exist")
+    }
+
+    /// The `fwd`/`bdiv` tasks of step `kk` and the diagonal block they read.
+    fn edge_tasks(&mut self, kk: usize) -> (&[f64], Vec<Edge<'_>>) {
+        let nb = self.nb;
+        let mut diag = None;
+        let mut tasks = Vec::new();
+        for (idx, slot) in self.blocks.iter_mut().enumerate() {
+            let (ii, jj) = (idx / nb, idx % nb);
+            match (ii == kk, jj == kk) {
+                (true, true) => diag = slot.as_deref(),
+                (true, false) if jj > kk => tasks.extend(slot.as_deref_mut().map(Edge::Fwd)),
+                (false, true) if ii > kk => tasks.extend(slot.as_deref_mut().map(Edge::Bdiv)),
+                _ => {}
+            }
+        }
+        (diag.expect("diagonal blocks exist"), tasks)
+    }
+
+    /// The `bmod` tasks of step `kk`: block `(ii, jj)` for every allocated `(ii, kk)` and
+    /// `(kk, jj)` with `ii, jj > kk`.
+    fn mod_tasks(&mut self, kk: usize) -> Vec<Mod<'_>> {
+        let nb = self.nb;
+        let (upper, lower) = self.blocks.split_at_mut((kk + 1) * nb);
+        let pivot_row = &upper[kk * nb + kk + 1..];
+        let mut tasks = Vec::new();
+        for row in lower.chunks_exact_mut(nb) {
+            let (left, right) = row.split_at_mut(kk + 1);
+            let Some(a) = left[kk].as_deref() else {
+                continue;
+            };
+            for (c, b) in right.iter_mut().zip(pivot_row) {
+                if let Some(b) = b.as_deref() {
+                    tasks.push(Mod { a, b, c });
+                }
+            }
+        }
+        tasks
+    }
+}
+
+/// BOTS `lu0`: in-place LU of a diagonal block (unit lower L below, U on and above).
+fn lu0(diag: &mut [f64], bs: usize) {
+    for k in 0..bs {
+        let (top, rest) = diag.split_at_mut((k + 1) * bs);
+        let pivot_row = &top[k * bs..];
+        for row in rest.chunks_exact_mut(bs) {
+            row[k] /= pivot_row[k];
+            let l = row[k];
+            for (x, &u) in row[k + 1..].iter_mut().zip(&pivot_row[k + 1..]) {
+                *x -= l * u;
+            }
+        }
+    }
+}
+
+/// BOTS `fwd`: `col ← L⁻¹·col`, with L the unit lower part of `diag`.
+fn fwd(diag: &[f64], col: &mut [f64], bs: usize) {
+    for k in 0..bs {
+        let (top, rest) = col.split_at_mut((k + 1) * bs);
+        let row_k = &top[k * bs..];
+        for (i, row) in (k + 1..).zip(rest.chunks_exact_mut(bs)) {
+            let l = diag[i * bs + k];
+            for (x, &c) in row.iter_mut().zip(row_k) {
+                *x -= l * c;
+            }
+        }
+    }
+}
+
+/// BOTS `bdiv`: `row ← row·U⁻¹`, with U the upper part of `diag`.
+fn bdiv(diag: &[f64], row: &mut [f64], bs: usize) {
+    for r in row.chunks_exact_mut(bs) {
+        for k in 0..bs {
+            let u_row = &diag[k * bs..(k + 1) * bs];
+            r[k] /= u_row[k];
+            let l = r[k];
+            for (x, &u) in r[k + 1..].iter_mut().zip(&u_row[k + 1..]) {
+                *x -= l * u;
+            }
+        }
+    }
+}
+
+/// BOTS `bmod`: `inner ← inner − row·col`.
+fn bmod(row: &[f64], col: &[f64], inner: &mut [f64], bs: usize) {
+    for (inner_row, a_row) in inner.chunks_exact_mut(bs).zip(row.chunks_exact(bs)) {
+        for (&a, col_row) in a_row.iter().zip(col.chunks_exact(bs)) {
+            for (x, &c) in inner_row.iter_mut().zip(col_row) {
+                *x -= a * c;
+            }
+        }
+    }
+}
+
+/// A task of the first phase: a block right of (`fwd`) or below (`bdiv`) the diagonal.
+enum Edge<'a> {
+    Fwd(&'a mut [f64]),
+    Bdiv(&'a mut [f64]),
+}
+
+/// A task of the second phase: `c ← c − a·b`, allocating `c` if it is empty.
+struct Mod<'a> {
+    a: &'a [f64],
+    b: &'a [f64],
+    c: &'a mut Option<Block>,
+}
+
+/// Runs the `fwd`/`bdiv` tasks, splitting the list in halves with `join`.
+fn run_edges<F: Fork>(f: &mut F, diag: &[f64], tasks: &mut [Edge], bs: usize) {
+    match tasks {
+        [] => {}
+        [Edge::Fwd(col)] => fwd(diag, col, bs),
+        [Edge::Bdiv(row)] => bdiv(diag, row, bs),
+        _ => {
+            let (l, r) = tasks.split_at_mut(tasks.len() / 2);
+            f.join(|f| run_edges(f, diag, l, bs), |f| run_edges(f, diag, r, bs));
+        }
+    }
+}
+
+/// Runs the `bmod` tasks, splitting the list in halves with `join`.
+fn run_mods<F: Fork>(f: &mut F, tasks: &mut [Mod], bs: usize) {
+    match tasks {
+        [] => {}
+        [m] => {
+            let c =
+                m.c.get_or_insert_with(|| vec![0.0; bs * bs].into_boxed_slice());
+            bmod(m.a, m.b, c, bs);
+        }
+        _ => {
+            let (l, r) = tasks.split_at_mut(tasks.len() / 2);
+            f.join(|f| run_mods(f, l, bs), |f| run_mods(f, r, bs));
+        }
+    }
+}
+
+/// Factors `m` in place: for each `kk`, `lu0`, then the `fwd`/`bdiv` phase, then the
+/// `bmod` phase.
+pub fn sparselu<F: Fork>(f: &mut F, m: &mut Matrix) {
+    let bs = m.bs;
+    for kk in 0..m.nb {
+        lu0(m.diag_mut(kk), bs);
+        let (diag, mut edges) = m.edge_tasks(kk);
+        run_edges(f, diag, &mut edges, bs);
+        run_mods(f, &mut m.mod_tasks(kk), bs);
+    }
+}
+
+struct SparseLuTask<'a>(&'a mut Matrix);
+
+impl Task for SparseLuTask<'_> {
+    type Output = ();
+    fn call<F: Fork>(self, f: &mut F) {
+        sparselu(f, self.0);
+    }
+}
+
+/// Compares the factored `got` with the reference: same allocated blocks, every value
+/// within 1e-9 relative (absolute below magnitude 1).
+fn compare(got: &Matrix, reference: &Matrix) -> Result<(), String> {
+    let pairs = got.blocks.iter().zip(&reference.blocks).enumerate();
+    for (idx, (g, r)) in pairs {
+        let (ii, jj) = (idx / got.nb, idx % got.nb);
+        match (g, r) {
+            (None, None) => {}
+            (Some(g), Some(r)) => {
+                let bad = g
+                    .iter()
+                    .zip(r.iter())
+                    .position(|(x, y)| (x - y).abs() > 1e-9 * y.abs().max(1.0));
+                if let Some(e) = bad {
+                    return Err(format!(
+                        "sparselu: block ({ii},{jj}) element {e} = {}, expected {}",
+                        g[e], r[e]
+                    ));
+                }
+            }
+            _ => return Err(format!("sparselu: block ({ii},{jj}) allocated differently")),
+        }
+    }
+    Ok(())
+}
+
+/// One sparselu run: the matrix being factored and the elision's factors.
+struct SparseLuInstance {
+    matrix: Matrix,
+    reference: Matrix,
+}
+
+impl SparseLuInstance {
+    fn new(nb: usize, bs: usize) -> Self {
+        let mut reference = Matrix::generate(nb, bs);
+        sparselu(&mut Seq, &mut reference);
+        SparseLuInstance {
+            matrix: Matrix::generate(nb, bs),
+            reference,
+        }
+    }
+}
+
+impl Instance for SparseLuInstance {
+    fn reset(&mut self) {
+        self.matrix = Matrix::generate(self.reference.nb, self.reference.bs);
+    }
+
+    fn run(&mut self, rt: &Runtime) {
+        rt.exec(SparseLuTask(&mut self.matrix));
+    }
+
+    fn verify(&self) -> Result<(), String> {
+        compare(&self.matrix, &self.reference)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::RuntimeKind;
+
+    /// The dense `n × n` matrix of `m` (empty blocks are zero).
+    fn dense(m: &Matrix) -> Vec<f64> {
+        let (nb, bs) = (m.nb, m.bs);
+        let n = nb * bs;
+        let mut d = vec![0.0; n * n];
+        for (idx, block) in m.blocks.iter().enumerate() {
+            let Some(block) = block else { continue };
+            let (ii, jj) = (idx / nb, idx % nb);
+            for (i, row) in block.chunks_exact(bs).enumerate() {
+                let start = (ii * bs + i) * n + jj * bs;
+                d[start..start + bs].copy_from_slice(row);
+            }
+        }
+        d
+    }
+
+    /// max |L·U − A| / max (|L|·|U|), the backward error of the factorisation.
+    fn backward_error(a: &Matrix, lu: &Matrix) -> f64 {
+        let n = a.nb * a.bs;
+        let (a, lu) = (dense(a), dense(lu));
+        let l = |i: usize, k: usize| match i.cmp(&k) {
+            std::cmp::Ordering::Greater => lu[i * n + k],
+            std::cmp::Ordering::Equal => 1.0,
+            std::cmp::Ordering::Less => 0.0,
+        };
+        let u = |k: usize, j: usize| if k <= j { lu[k * n + j] } else { 0.0 };
+        let (mut err, mut scale) = (0.0f64, 0.0f64);
+        for i in 0..n {
+            for j in 0..n {
+                let (mut s, mut s_abs) = (0.0, 0.0);
+                for k in 0..n {
+                    s += l(i, k) * u(k, j);
+                    s_abs += (l(i, k) * u(k, j)).abs();
+                }
+                err = err.max((s - a[i * n + j]).abs());
+                scale = scale.max(s_abs);
+            }
+        }
+        err / scale
+    }
+
+    #[test]
+    fn structure_follows_genmat() {
+        let m = Matrix::generate(6, 2);
+        let pattern: String = m
+            .blocks
+            .iter()
+            .map(|b| if b.is_some() { 'x' } else { '.' })
+            .collect();
+        // Rows of the 6×6 block structure, from BOTS `genmat`'s rules.
+        let rows = ["xxx.x.", "xxx...", "xxxx..", "..xxx.", "x..xxx", "....xx"];
+        assert_eq!(pattern, rows.concat());
+    }
+
+    #[test]
+    fn factors_reproduce_the_matrix() {
+        for (nb, bs) in [(10, 10), (7, 3), (1, 5)] {
+            let a = Matrix::generate(nb, bs);
+            let mut lu = a.clone();
+            sparselu(&mut Seq, &mut lu);
+            let e = backward_error(&a, &lu);
+            assert!(e < 1e-10, "NB={nb}, BS={bs}: backward error {e}");
+        }
+    }
+
+    #[test]
+    fn corrupted_result_fails_verify() {
+        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
+        let mut inst = SparseLuInstance::new(10, 10);
+        assert!(inst.verify().is_err(), "not factored yet");
+        inst.reset();
+        inst.run(&rt);
+        assert_eq!(inst.verify(), Ok(()));
+        inst.matrix.blocks[3 * 10 + 2].as_mut().unwrap()[5] += 1e-6;
+        assert!(inst.verify().is_err());
+        inst.reset();
+        inst.run(&rt);
+        inst.matrix.blocks[10] = None; // block (1, 0), present in the reference
+        assert!(inst.verify().is_err());
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("40,32"), Ok((40, 32)));
+        assert_eq!(parse_size(" 10 , 10 "), Ok((10, 10)));
+        assert!(parse_size("40").is_err());
+        assert!(parse_size("0,4").is_err());
+    }
+}

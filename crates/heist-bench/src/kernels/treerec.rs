@@ -1,0 +1,175 @@
+//! treerec: a Fibonacci-shaped task tree whose leaves each do `t` µs of busy work
+//! (BENCHMARKS.md "Fork-join, recursive"; seed 000 §2.8 Treerec).
+//!
+//! A task `n ≥ 2` joins the tasks `n-1` and `n-2`; a leaf (`n < 2`) spins for `t` µs with
+//! the calibrated loop of [`super::work`] and counts 1. The leaf work simulates a
+//! sequential cut-off. The result, the number of leaves, is checked against the exact
+//! count: `leaves(n) = fib(n+1)`, computed by iteration.
+
+use super::work;
+use crate::bench::{Bench, Instance, SizeClass};
+use crate::fork::Fork;
+use crate::runtime::{Runtime, Task};
+use std::hint::black_box;
+
+/// Largest `n` accepted (the leaf count must fit a `u64`).
+const MAX_N: u32 = 90;
+
+/// The treerec kernel of the catalogue.
+pub struct TreeRec;
+
+impl Bench for TreeRec {
+    fn name(&self) -> &'static str {
+        "treerec"
+    }
+
+    fn about(&self) -> &'static str {
+        "fib-shaped task tree, each leaf busy for t µs (size \"n,t\")"
+    }
+
+    fn size(&self, class: SizeClass) -> &'static str {
+        match class {
+            SizeClass::Test => "16,1",
+            SizeClass::Quick => "24,1",
+            SizeClass::Full => "32,1",
+        }
+    }
+
+    fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
+        let (n, t) = parse_size(size)?;
+        Ok(Box::new(TreeRecInstance::new(n, t)))
+    }
+}
+
+/// Parses `"n,t"`, also written `"n=24,t=1"` or `"n=24, t=1"`; a lone `"n"` means `t = 1`.
+fn parse_size(size: &str) -> Result<(u32, f64), String> {
+    let bad = || format!("treerec: size `{size}` is not \"n,t\" (e.g. \"24,1\" or \"n=24,t=1\")");
+    let mut parts = size.split(',').map(str::trim);
+    let n_part = parts.next().ok_or_else(bad)?;
+    let n_part = n_part.strip_prefix("n=").unwrap_or(n_part).trim();
+    let n: u32 = n_part.parse().map_err(|_| bad())?;
+    let t: f64 = match parts.next() {
+        None => 1.0,
+        Some(p) => p
+            .strip_prefix("t=")
+            .unwrap_or(p)
+            .trim()
+            .parse()
+            .map_err(|_| bad())?,
+    };
+    if parts.next().is_some() || !(t >= 0.0 && t.is_finite()) {
+        return Err(bad());
+    }
+    if n > MAX_N {
+        return Err(format!("treerec: n = {n} too large (at most {MAX_N})"));
+    }
+    Ok((n, t))
+}
+
+/// The number of leaves of the tree of `n`: fib(n+1), by iteration.
+pub fn leaves(n: u32) -> u64 {
+    let (mut a, mut b) = (1u64, 1u64);
+    for _ in 0..n {
+        (a, b) = (b, a + b);
+    }
+    a
+}
+
+/// Runs the tree of `n` with leaves of `t` µs and returns its number of leaves.
+pub fn treerec<F: Fork>(f: &mut F, n: u32, t: f64) -> u64 {
+    if n < 2 {
+        black_box(work::spin(t));
+        return 1;
+    }
+    let (a, b) = f.join(|f| treerec(f, n - 1, t), |f| treerec(f, n - 2, t));
+    a + b
+}
+
+struct TreeRecTask {
+    n: u32,
+    t: f64,
+}
+
+impl Task for TreeRecTask {
+    type Output = u64;
+    fn call<F: Fork>(self, f: &mut F) -> u64 {
+        treerec(f, self.n, self.t)
+    }
+}
+
+/// One treerec run: the parameters, the exact leaf count and the last result.
+struct TreeRecInstance {
+    n: u32,
+    t: f64,
+    expected: u64,
+    result: Option<u64>,
+}
+
+impl TreeRecInstance {
+    fn new(n: u32, t: f64) -> Self {
+        work::iters_per_micro(); // calibrate outside the timed run
+        TreeRecInstance {
+            n,
+            t,
+            expected: leaves(n),
+            result: None,
+        }
+    }
+}
+
+impl Instance for TreeRecInstance {
+    fn run(&mut self, rt: &Runtime) {
+        let task = TreeRecTask {
+            n: black_box(self.n),
+            t: self.t,
+        };
+        self.result = Some(rt.exec(task));
+    }
+
+    fn verify(&self) -> Result<(), String> {
+        match self.result {
+            None => Err("treerec: not run".into()),
+            Some(r) if r == self.expected => Ok(()),
+            Some(r) => Err(format!(
+                "treerec({}) ran {r} leaves, expected {}",
+                self.n, self.expected
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::RuntimeKind;
+
+    #[test]
+    fn leaf_counts() {
+        assert_eq!(leaves(0), 1);
+        assert_eq!(leaves(1), 1);
+        assert_eq!(leaves(2), 2);
+        assert_eq!(leaves(16), 1597);
+        assert_eq!(leaves(24), 75_025);
+    }
+
+    #[test]
+    fn corrupted_result_fails_verify() {
+        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
+        let mut inst = TreeRecInstance::new(10, 0.0);
+        inst.run(&rt);
+        assert_eq!(inst.verify(), Ok(()));
+        inst.result = Some(inst.expected - 1);
+        assert!(inst.verify().is_err());
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("24,1"), Ok((24, 1.0)));
+        assert_eq!(parse_size("n=32, t=10"), Ok((32, 10.0)));
+        assert_eq!(parse_size("n=16,t=1"), Ok((16, 1.0)));
+        assert_eq!(parse_size("20"), Ok((20, 1.0)));
+        assert!(parse_size("24,1,2").is_err());
+        assert!(parse_size("24,-1").is_err());
+        assert!(parse_size("x,1").is_err());
+    }
+}

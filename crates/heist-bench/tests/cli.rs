@@ -1,0 +1,98 @@
+//! Runs the built `heist-bench` binary: `list`, `run` (errors and JSON), and `idle --json`.
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn bench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_heist-bench"))
+        .args(args)
+        .output()
+        .expect("heist-bench starts")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn list_names_runtimes() {
+    let out = bench(&["list"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for rt in ["seq", "heist-lace", "heist-relay", "rayon", "chili"] {
+        assert!(stdout.contains(rt), "missing {rt} in:\n{stdout}");
+    }
+}
+
+#[test]
+fn unknown_runtime_exits_2_naming_it() {
+    let out = bench(&["run", "fib", "--runtimes", "seq,nosuchrt"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("nosuchrt"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn unknown_bench_exits_2_naming_it() {
+    let out = bench(&["run", "nosuchbench", "--runs", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("nosuchbench"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn bad_workers_exits_2() {
+    let out = bench(&["idle", "--workers", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--workers"));
+}
+
+#[test]
+fn run_fib_json() {
+    let args = [
+        "run", "fib", "--size", "test", "--runs", "1", "--warmup", "0",
+    ];
+    let out = bench(&[&args[..], &["--json", "--workers", "2"]].concat());
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", text(&out.stderr));
+    let v: Value = serde_json::from_str(&stdout).expect("stdout is one JSON object");
+    assert_eq!(v["bench"], "fib");
+    assert_eq!(v["workers"], 2);
+    assert!(v["size"].as_str().is_some_and(|s| !s.is_empty()));
+    let results = v["results"].as_array().unwrap();
+    let names: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r["runtime"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"seq") && names.contains(&"heist-lace"),
+        "{names:?}"
+    );
+    for r in results {
+        assert_eq!(r["runs"], 1);
+        assert_eq!(r["verified"], true);
+        let (min, med, max) = (
+            r["min_s"].as_f64(),
+            r["median_s"].as_f64(),
+            r["max_s"].as_f64(),
+        );
+        assert!(min.unwrap() <= med.unwrap() && med.unwrap() <= max.unwrap());
+    }
+}
+
+#[test]
+fn idle_json() {
+    let args = ["idle", "--json", "--workers", "2", "--samples", "10"];
+    let out = bench(&[&args[..], &["--window-ms", "100", "--burst-ms", "50"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON object");
+    assert_eq!(v["workers"], 2);
+    assert_eq!(v["samples"], 10);
+    for key in ["idle_cpu_percent", "wake_p50_us", "wake_p99_us"] {
+        let x = v[key].as_f64().unwrap_or(-1.0);
+        assert!(x >= 0.0, "{key} = {}", v[key]);
+    }
+    assert!(v["wake_p50_us"].as_f64() <= v["wake_p99_us"].as_f64());
+}

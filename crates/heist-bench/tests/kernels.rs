@@ -1,0 +1,90 @@
+//! Every kernel of the catalogue, at its test size, on every runtime it supports: two runs,
+//! each after a reset, and each must pass its own verification.
+
+use heist_bench::bench::{Bench, SizeClass};
+use heist_bench::kernels;
+use heist_bench::runtime::{Runtime, RuntimeKind};
+
+/// The runtimes and worker counts each kernel is checked on. To add a runtime (e.g.
+/// `HeistRelay`), add a line here and a `#[test]` below that calls [`check_runtime`].
+const CONFIGS: &[(RuntimeKind, &[usize])] = &[
+    (RuntimeKind::Seq, &[1]),
+    (RuntimeKind::HeistLace, &[1, 2, 4]),
+    (RuntimeKind::Rayon, &[2]),
+    (RuntimeKind::Chili, &[2]),
+];
+
+/// Builds `bench` at its test size and runs it twice on `rt`, resetting before each run.
+fn run_twice(bench: &dyn Bench, rt: &Runtime) -> Result<(), String> {
+    let size = bench.size(SizeClass::Test);
+    let mut inst = bench.instance(size)?;
+    for round in 1..=2 {
+        inst.reset();
+        inst.run(rt);
+        inst.verify().map_err(|e| format!("run {round}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Checks every kernel on `kind` at each of its configured worker counts; reports all
+/// failures at once.
+fn check_runtime(kind: RuntimeKind) {
+    let (_, workers) = CONFIGS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .unwrap_or_else(|| panic!("{kind} has no entry in CONFIGS"));
+    let mut failures = Vec::new();
+    for &w in *workers {
+        let rt = Runtime::new(kind, w).unwrap_or_else(|e| panic!("starting {kind}: {e}"));
+        for bench in kernels::all().into_iter().filter(|b| b.supports(kind)) {
+            if let Err(e) = run_twice(bench, &rt) {
+                failures.push(format!("{} on {kind} x{w}: {e}", bench.name()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn seq() {
+    check_runtime(RuntimeKind::Seq);
+}
+
+#[test]
+fn heist_lace() {
+    check_runtime(RuntimeKind::HeistLace);
+}
+
+#[test]
+fn rayon() {
+    check_runtime(RuntimeKind::Rayon);
+}
+
+#[test]
+fn chili() {
+    check_runtime(RuntimeKind::Chili);
+}
+
+#[test]
+fn catalogue_names_are_unique_and_findable() {
+    let all = kernels::all();
+    for (i, b) in all.iter().enumerate() {
+        assert!(
+            all[..i].iter().all(|o| o.name() != b.name()),
+            "duplicate {}",
+            b.name()
+        );
+        assert_eq!(kernels::find(b.name()).map(|f| f.name()), Some(b.name()));
+    }
+}
+
+#[test]
+fn nonsense_sizes_are_rejected() {
+    for b in kernels::all() {
+        assert!(
+            b.instance("no-such-size").is_err(),
+            "{} accepted a nonsense size",
+            b.name()
+        );
+    }
+}
