@@ -686,7 +686,7 @@ mod tests {
 
     impl Task for SumTask {
         type Output = u64;
-        fn call<F: Fork>(self, f: &mut F) -> u64 {
+        fn call<F: Fork>(self, f: F) -> u64 {
             let SumTask(lo, hi) = self;
             if hi - lo <= 64 {
                 return (lo..hi).sum();

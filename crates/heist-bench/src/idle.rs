@@ -95,11 +95,11 @@ pub fn measure(opts: &IdleOptions) -> Result<IdleReport, String> {
 /// Keeps every worker busy for `dur` with a stream of fork-join trees.
 fn burst(pool: &heist::Pool, dur: Duration) {
     let total = pool.run(|w| {
-        let mut f = Heist::new(w);
+        let f = Heist::new(w);
         let t0 = Instant::now();
         let mut acc = 0u64;
         while t0.elapsed() < dur {
-            acc = acc.wrapping_add(fib(&mut f, 25));
+            acc = acc.wrapping_add(fib(f, 25));
         }
         acc
     });
@@ -107,7 +107,7 @@ fn burst(pool: &heist::Pool, dur: Duration) {
 }
 
 /// The naive doubly recursive Fibonacci, forking at every level.
-fn fib<F: Fork>(f: &mut F, n: u32) -> u64 {
+fn fib<F: Fork>(f: F, n: u32) -> u64 {
     if n < 2 {
         return u64::from(n);
     }

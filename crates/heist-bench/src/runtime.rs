@@ -66,7 +66,7 @@ pub trait Task: Send {
     /// What the task computes.
     type Output: Send;
     /// Runs the task with the fork-join context `f`.
-    fn call<F: Fork>(self, f: &mut F) -> Self::Output;
+    fn call<F: Fork>(self, f: F) -> Self::Output;
 }
 
 enum Engine {
@@ -140,12 +140,12 @@ impl Runtime {
     /// Runs `task` on this runtime and returns its result.
     pub fn exec<T: Task>(&self, task: T) -> T::Output {
         match &self.engine {
-            Engine::Seq => task.call(&mut fork::Seq),
-            Engine::Heist(pool) => pool.run(|w| task.call(&mut fork::Heist::new(w))),
-            Engine::Rayon(pool) => pool.install(|| task.call(&mut fork::Rayon)),
+            Engine::Seq => task.call(fork::Seq),
+            Engine::Heist(pool) => pool.run(|w| task.call(fork::Heist::new(w))),
+            Engine::Rayon(pool) => pool.install(|| task.call(fork::Rayon)),
             Engine::Chili(pool) => {
                 let mut scope = pool.scope();
-                task.call(&mut fork::Chili::new(&mut scope))
+                task.call(fork::Chili::new(&mut scope))
             }
         }
     }

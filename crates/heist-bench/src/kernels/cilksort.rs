@@ -95,7 +95,7 @@ pub fn seqmerge(a: &[u64], b: &[u64], dest: &mut [u64]) {
 }
 
 /// Merges the sorted `a` and `b` into `dest` (of their total length), in parallel.
-pub fn cilkmerge<F: Fork>(f: &mut F, a: &[u64], b: &[u64], dest: &mut [u64]) {
+pub fn cilkmerge<F: Fork>(f: F, a: &[u64], b: &[u64], dest: &mut [u64]) {
     let (a, b) = if a.len() < b.len() { (b, a) } else { (a, b) };
     if b.len() <= MERGE {
         seqmerge(a, b, dest);
@@ -123,7 +123,7 @@ fn quarters(v: &mut [u64]) -> [&mut [u64]; 4] {
 }
 
 /// Sorts `v` using `tmp` (of the same length) as the merge buffer.
-pub fn cilksort<F: Fork>(f: &mut F, v: &mut [u64], tmp: &mut [u64]) {
+pub fn cilksort<F: Fork>(f: F, v: &mut [u64], tmp: &mut [u64]) {
     if v.len() <= QUICK {
         seqquick(v);
         return;
@@ -150,7 +150,7 @@ struct CilksortTask<'a> {
 
 impl Task for CilksortTask<'_> {
     type Output = ();
-    fn call<F: Fork>(self, f: &mut F) {
+    fn call<F: Fork>(self, f: F) {
         cilksort(f, self.data, self.tmp);
     }
 }
@@ -215,7 +215,7 @@ mod tests {
         let mut expected = [a.clone(), b.clone()].concat();
         expected.sort_unstable();
         let mut dest = vec![0; a.len() + b.len()];
-        cilkmerge(&mut Seq, &b, &a, &mut dest);
+        cilkmerge(Seq, &b, &a, &mut dest);
         assert_eq!(dest, expected);
     }
 

@@ -51,7 +51,7 @@ fn parse_n(size: &str) -> Result<u32, String> {
 }
 
 /// fib(n) by binary recursion, both calls joined through `f`.
-pub fn fib<F: Fork>(f: &mut F, n: u32) -> u64 {
+pub fn fib<F: Fork>(f: F, n: u32) -> u64 {
     if n < 2 {
         return u64::from(n);
     }
@@ -73,7 +73,7 @@ struct FibTask(u32);
 
 impl Task for FibTask {
     type Output = u64;
-    fn call<F: Fork>(self, f: &mut F) -> u64 {
+    fn call<F: Fork>(self, f: F) -> u64 {
         fib(f, self.0)
     }
 }

@@ -194,7 +194,7 @@ fn base(a: View, b: View, mut c: ViewMut) {
 }
 
 /// `c += a·b`, recursively splitting the largest dimension.
-fn matmul<F: Fork>(f: &mut F, a: View, b: View, mut c: ViewMut) {
+fn matmul<F: Fork>(f: F, a: View, b: View, mut c: ViewMut) {
     let (m, k, n) = (a.rows, a.cols, b.cols);
     if m <= BASE && k <= BASE && n <= BASE {
         base(a, b, c);
@@ -220,7 +220,7 @@ struct MatmulTask<'a> {
 
 impl Task for MatmulTask<'_> {
     type Output = ();
-    fn call<F: Fork>(self, f: &mut F) {
+    fn call<F: Fork>(self, f: F) {
         let n = self.n;
         matmul(
             f,

@@ -120,7 +120,7 @@ fn split_set(set: u32) -> (u32, u32) {
 }
 
 /// Solutions that extend board `a`, whose rows `0..row` are filled.
-pub fn queens<F: Fork>(f: &mut F, n: usize, row: usize, a: Board) -> u64 {
+pub fn queens<F: Fork>(f: F, n: usize, row: usize, a: Board) -> u64 {
     if row == n {
         return 1;
     }
@@ -128,7 +128,7 @@ pub fn queens<F: Fork>(f: &mut F, n: usize, row: usize, a: Board) -> u64 {
 }
 
 /// Solutions with the queen of `row` in one of the columns of `cols`, one task per column.
-fn place<F: Fork>(f: &mut F, n: usize, row: usize, a: Board, cols: u32) -> u64 {
+fn place<F: Fork>(f: F, n: usize, row: usize, a: Board, cols: u32) -> u64 {
     match cols.count_ones() {
         0 => 0,
         1 => {
@@ -148,7 +148,7 @@ struct QueensTask(usize);
 
 impl Task for QueensTask {
     type Output = u64;
-    fn call<F: Fork>(self, f: &mut F) -> u64 {
+    fn call<F: Fork>(self, f: F) -> u64 {
         queens(f, self.0, 0, [0; MAX_N])
     }
 }

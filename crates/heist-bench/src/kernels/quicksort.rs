@@ -165,7 +165,7 @@ pub fn partition(v: &mut [u64]) -> usize {
 }
 
 /// Sorts `v` in place: partition, then both sides in parallel.
-pub fn quicksort<F: Fork>(f: &mut F, v: &mut [u64]) {
+pub fn quicksort<F: Fork>(f: F, v: &mut [u64]) {
     if v.len() <= INSERTION {
         insertion_sort(v);
         return;
@@ -179,7 +179,7 @@ struct QuicksortTask<'a>(&'a mut [u64]);
 
 impl Task for QuicksortTask<'_> {
     type Output = ();
-    fn call<F: Fork>(self, f: &mut F) {
+    fn call<F: Fork>(self, f: F) {
         quicksort(f, self.0);
     }
 }

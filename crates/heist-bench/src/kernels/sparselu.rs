@@ -206,7 +206,7 @@ struct Mod<'a> {
 }
 
 /// Runs the `fwd`/`bdiv` tasks, splitting the list in halves with `join`.
-fn run_edges<F: Fork>(f: &mut F, diag: &[f64], tasks: &mut [Edge], bs: usize) {
+fn run_edges<F: Fork>(f: F, diag: &[f64], tasks: &mut [Edge], bs: usize) {
     match tasks {
         [] => {}
         [Edge::Fwd(col)] => fwd(diag, col, bs),
@@ -219,7 +219,7 @@ fn run_edges<F: Fork>(f: &mut F, diag: &[f64], tasks: &mut [Edge], bs: usize) {
 }
 
 /// Runs the `bmod` tasks, splitting the list in halves with `join`.
-fn run_mods<F: Fork>(f: &mut F, tasks: &mut [Mod], bs: usize) {
+fn run_mods<F: Fork>(f: F, tasks: &mut [Mod], bs: usize) {
     match tasks {
         [] => {}
         [m] => {
@@ -236,7 +236,7 @@ fn run_mods<F: Fork>(f: &mut F, tasks: &mut [Mod], bs: usize) {
 
 /// Factors `m` in place: for each `kk`, `lu0`, then the `fwd`/`bdiv` phase, then the
 /// `bmod` phase.
-pub fn sparselu<F: Fork>(f: &mut F, m: &mut Matrix) {
+pub fn sparselu<F: Fork>(f: F, m: &mut Matrix) {
     let bs = m.bs;
     for kk in 0..m.nb {
         lu0(m.diag_mut(kk), bs);
@@ -250,7 +250,7 @@ struct SparseLuTask<'a>(&'a mut Matrix);
 
 impl Task for SparseLuTask<'_> {
     type Output = ();
-    fn call<F: Fork>(self, f: &mut F) {
+    fn call<F: Fork>(self, f: F) {
         sparselu(f, self.0);
     }
 }
@@ -290,7 +290,7 @@ struct SparseLuInstance {
 impl SparseLuInstance {
     fn new(nb: usize, bs: usize) -> Self {
         let mut reference = Matrix::generate(nb, bs);
-        sparselu(&mut Seq, &mut reference);
+        sparselu(Seq, &mut reference);
         SparseLuInstance {
             matrix: Matrix::generate(nb, bs),
             reference,
@@ -376,7 +376,7 @@ mod tests {
         for (nb, bs) in [(10, 10), (7, 3), (1, 5)] {
             let a = Matrix::generate(nb, bs);
             let mut lu = a.clone();
-            sparselu(&mut Seq, &mut lu);
+            sparselu(Seq, &mut lu);
             let e = backward_error(&a, &lu);
             assert!(e < 1e-10, "NB={nb}, BS={bs}: backward error {e}");
         }

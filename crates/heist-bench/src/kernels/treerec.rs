@@ -76,7 +76,7 @@ pub fn leaves(n: u32) -> u64 {
 }
 
 /// Runs the tree of `n` with leaves of `t` µs and returns its number of leaves.
-pub fn treerec<F: Fork>(f: &mut F, n: u32, t: f64) -> u64 {
+pub fn treerec<F: Fork>(f: F, n: u32, t: f64) -> u64 {
     if n < 2 {
         black_box(work::spin(t));
         return 1;
@@ -92,7 +92,7 @@ struct TreeRecTask {
 
 impl Task for TreeRecTask {
     type Output = u64;
-    fn call<F: Fork>(self, f: &mut F) -> u64 {
+    fn call<F: Fork>(self, f: F) -> u64 {
         treerec(f, self.n, self.t)
     }
 }

@@ -180,7 +180,7 @@ impl Bench for Uts {
                         names.join(", ")
                     )
                 })?;
-                let expected = count(&mut crate::fork::Seq, &tree);
+                let expected = count(crate::fork::Seq, &tree);
                 UtsRun::new(tree, expected)
             }
         };
@@ -453,12 +453,12 @@ fn spawn(parent: &State, i: u32) -> State {
 }
 
 /// Counts the nodes of `tree` with the fork-join context `f`.
-pub fn count<F: Fork>(f: &mut F, tree: &Tree) -> Counts {
+pub fn count<F: Fork>(f: F, tree: &Tree) -> Counts {
     visit(f, tree, &tree.root_state(), 0)
 }
 
 /// Counts the subtree of the node with state `state` at `depth`.
-fn visit<F: Fork>(f: &mut F, tree: &Tree, state: &State, depth: u32) -> Counts {
+fn visit<F: Fork>(f: F, tree: &Tree, state: &State, depth: u32) -> Counts {
     let n = tree.num_children(state, depth);
     if n == 0 {
         return Counts {
@@ -475,7 +475,7 @@ fn visit<F: Fork>(f: &mut F, tree: &Tree, state: &State, depth: u32) -> Counts {
 /// Counts the subtrees of children `lo..hi` (at `depth`) of the node with state `parent`,
 /// splitting the range in two with a join until it holds one child.
 fn visit_children<F: Fork>(
-    f: &mut F,
+    f: F,
     tree: &Tree,
     parent: &State,
     depth: u32,
@@ -499,7 +499,7 @@ struct Traverse<'a>(&'a Tree);
 
 impl Task for Traverse<'_> {
     type Output = Counts;
-    fn call<F: Fork>(self, f: &mut F) -> Counts {
+    fn call<F: Fork>(self, f: F) -> Counts {
         count(f, self.0)
     }
 }
