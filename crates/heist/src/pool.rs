@@ -200,6 +200,8 @@ pub(crate) struct WorkerInfo {
     /// Heap jobs this worker spawned (scope tasks); others may take them from the front.
     pub(crate) jobs: Mutex<VecDeque<JobRef>>,
     pub(crate) jobs_len: AtomicUsize,
+    /// Relay: this worker's request and task channels.
+    pub(crate) channels: crate::relay::Channels,
 }
 
 /// The state a pool's workers share.
@@ -226,6 +228,7 @@ impl Registry {
                 counters: Counters::default(),
                 jobs: Mutex::new(VecDeque::new()),
                 jobs_len: AtomicUsize::new(0),
+                channels: crate::relay::Channels::new(workers),
             })
             .collect();
         Registry {

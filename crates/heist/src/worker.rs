@@ -35,6 +35,7 @@ pub struct Worker {
     registry: Arc<Registry>,
     owner: Owner,
     rng: Cell<u64>,
+    pub(crate) relay: crate::relay::Local,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -69,12 +70,14 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
     let info: *const WorkerInfo = &registry.infos[index];
     // SAFETY: the deque and counters live in the registry, which this worker keeps alive
     // through its own `Arc` for as long as the `Owner` exists; no other owner is made.
-    let owner = unsafe { Owner::new(&(*info).deque, &(*info).counters) };
+    let relay = registry.scheduler == Scheduler::Relay;
+    let owner = unsafe { Owner::new(&(*info).deque, &(*info).counters, relay) };
     let w = Worker {
         index,
         registry,
         owner,
         rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03)),
+        relay: crate::relay::Local::default(),
         _not_send: PhantomData,
     };
     CURRENT.with(|c| c.set(&w));
@@ -130,16 +133,13 @@ impl Worker {
         RA: Send,
         RB: Send,
     {
-        let Some(slot) = self.owner.next_slot() else {
-            let ra = a(self);
-            return (ra, b(self));
+        let slot = match self.push_task::<B, RB>(b) {
+            Ok(slot) => slot,
+            Err(b) => {
+                let ra = a(self);
+                return (ra, b(self));
+            }
         };
-        // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and
-        // `fits::<B, RB>()` holds.
-        unsafe { slot.put::<B, RB>(b) };
-        if self.owner.push() {
-            self.push_slow();
-        }
         let guard = SyncOnUnwind::<B, RB> {
             w: self,
             slot,
@@ -150,9 +150,30 @@ impl Worker {
         (ra, self.sync::<B, RB>(slot))
     }
 
-    /// Pops `slot`, the top of the deque, and runs or awaits its job.
+    /// Pushes `b` onto the deque (Lace SPAWN); gives it back if the deque is full. The
+    /// caller must `sync` the slot, in LIFO order with every other pushed slot.
     #[inline(always)]
-    fn sync<B, RB>(&self, slot: &Slot) -> RB
+    pub(crate) fn push_task<B, RB>(&self, b: B) -> Result<&Slot, B>
+    where
+        B: FnOnce(&Worker) -> RB + Send,
+        RB: Send,
+    {
+        debug_assert!(task::fits::<B, RB>());
+        let Some(slot) = self.owner.next_slot() else {
+            return Err(b);
+        };
+        // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and the
+        // caller checked `fits::<B, RB>()`.
+        unsafe { slot.put::<B, RB>(b) };
+        if self.owner.push() {
+            self.push_slow();
+        }
+        Ok(slot)
+    }
+
+    /// Pops `slot`, the top of the deque, and runs or awaits its job (Lace SYNC).
+    #[inline(always)]
+    pub(crate) fn sync<B, RB>(&self, slot: &Slot) -> RB
     where
         B: FnOnce(&Worker) -> RB + Send,
         RB: Send,
@@ -220,20 +241,23 @@ impl Worker {
         }
     }
 
-    /// Leapfrogs until the thief of `slot` is done, then takes the outcome.
+    /// Leapfrogs until the thief of `slot` is done, then takes the outcome: steals from
+    /// the thief (its work is what `slot` waits for), and after `LEAP_TRIES` failures in
+    /// a row from a random victim (Lace §4.3).
     #[inline(never)]
-    fn await_stolen<B, RB>(&self, slot: &Slot) -> std::thread::Result<RB> {
-        let mut thief = slot.thief.load(Acquire);
-        while thief == 0 {
-            std::hint::spin_loop();
-            thief = slot.thief.load(Acquire);
-        }
-        let victim = thief - 1;
+    pub(crate) fn await_stolen<B, RB>(&self, slot: &Slot) -> std::thread::Result<RB> {
         let mut fails = 0u32;
         let mut idle = 0u32;
-        while slot.thief.load(Acquire) != DONE {
-            let found = if fails < LEAP_TRIES {
-                self.steal_from(victim)
+        loop {
+            let thief = slot.thief.load(Acquire);
+            if thief == DONE {
+                break;
+            }
+            let found = if thief == 0 {
+                std::hint::spin_loop();
+                false
+            } else if fails < LEAP_TRIES {
+                self.steal_from(thief - 1)
             } else {
                 fails = 0;
                 self.steal_random()
@@ -276,8 +300,9 @@ impl Worker {
         } else {
             stat!(self.counters(), sleeps);
             let r = &self.registry;
+            let me = &r.infos[self.index];
             r.sleep.sleep(self.index, timeout, || {
-                r.has_visible_work() || r.terminate.load(Relaxed)
+                r.has_visible_work() || me.channels.pending() || r.terminate.load(Relaxed)
             });
         }
     }
@@ -352,7 +377,7 @@ impl Worker {
         false
     }
 
-    fn next_random(&self) -> u64 {
+    pub(crate) fn next_random(&self) -> u64 {
         let mut x = self.rng.get();
         x ^= x << 13;
         x ^= x >> 7;

@@ -79,6 +79,11 @@ impl Deque {
         Steal::Empty
     }
 
+    /// Raises the owner's request flag (relay: after queueing a steal request for it).
+    pub(crate) fn raise_flag(&self) {
+        self.splitreq.0.store(true, Relaxed);
+    }
+
     /// Whether a thief could take something now, for a worker's last look before sleeping.
     pub(crate) fn has_shared(&self) -> bool {
         let (tail, split) = unpack(self.ts.0.load(Acquire));
@@ -106,6 +111,10 @@ pub(crate) struct Owner {
     end: *const Slot,
     base: *const Slot,
     o_allstolen: Cell<bool>,
+    /// Relay mode (seed 000): no thief touches the deque; `o_split` is the boundary below
+    /// which the owner has handed tasks out in answer to steal requests, and the flag
+    /// means "a steal request is waiting".
+    relay: bool,
     dq: NonNull<Deque>,
     counters: NonNull<Counters>,
 }
@@ -114,9 +123,9 @@ impl Owner {
     /// # Safety
     /// `dq` and `counters` outlive the `Owner`, and only this `Owner` calls the owner
     /// operations on `dq`.
-    pub(crate) unsafe fn new(dq: &Deque, counters: &Counters) -> Owner {
+    pub(crate) unsafe fn new(dq: &Deque, counters: &Counters, relay: bool) -> Owner {
         let base = dq.slots.as_ptr();
-        dq.splitreq.0.store(true, Relaxed);
+        dq.splitreq.0.store(!relay, Relaxed);
         Owner {
             head: Cell::new(base),
             o_split: Cell::new(base),
@@ -124,7 +133,8 @@ impl Owner {
             // SAFETY: one past the end of the slot array.
             end: unsafe { base.add(dq.slots.len()) },
             base,
-            o_allstolen: Cell::new(true),
+            o_allstolen: Cell::new(!relay),
+            relay,
             dq: NonNull::from(dq),
             counters: NonNull::from(counters),
         }
@@ -273,7 +283,40 @@ impl Owner {
         let head = unsafe { self.head.get().sub(1) };
         self.head.set(head);
         self.o_split.set(head);
-        self.set_allstolen();
+        if !self.relay {
+            self.set_allstolen();
+        }
+    }
+
+    /// Relay: the number of private tasks, which a steal request may take.
+    pub(crate) fn private_len(&self) -> u32 {
+        self.index(self.head.get()) - self.index(self.o_split.get())
+    }
+
+    /// Relay: hands the `k` oldest private tasks out; returns the first of them.
+    pub(crate) fn hand_out(&self, k: u32) -> &Slot {
+        debug_assert!(self.relay && k >= 1 && k <= self.private_len());
+        let first = self.o_split.get();
+        // SAFETY: `o_split + k <= head`, inside the slot array.
+        self.o_split.set(unsafe { first.add(k as usize) });
+        // SAFETY: `first < head`, a live slot of the array.
+        unsafe { &*first }
+    }
+
+    /// Relay: the pop after polling; the top task is ours unless it was handed out.
+    pub(crate) fn relay_pop(&self) -> Pop {
+        let head = self.head.get();
+        if head > self.o_split.get() {
+            // SAFETY: `head > o_split >= base`.
+            self.head.set(unsafe { head.sub(1) });
+            return Pop::Private;
+        }
+        Pop::Stolen
+    }
+
+    /// Relay: clears the request flag before the owner drains its request channel.
+    pub(crate) fn clear_flag(&self) {
+        self.dq().splitreq.0.store(false, Relaxed);
     }
 
     fn set_allstolen(&self) {

@@ -1,15 +1,287 @@
-//! The relay scheduler (seed 000 ch. 3–4): private deques, steal requests over channels.
-//! (Under construction: every entry point currently reports "nothing".)
+//! The relay scheduler (seed 000 ch. 3 and §5.1): work stealing over channels. Deques
+//! are private; an idle worker sends one steal request at a time, and a victim with
+//! nothing to give forwards it to another random victim (never back to the thief) until
+//! n−1 have failed, when it returns to its thief. A victim answers with one task or, in
+//! steal-half mode, half of its private tasks in a single message; each worker switches
+//! between the two modes every N = 25 steals by the tasks-per-steal ratio. Requests are
+//! handled whenever the owner pushes or pops with a request waiting, in every wait loop,
+//! and at `heist::poll()`.
+//!
+//! Tasks stay in the victim's deque (direct task storage): a message carries the first
+//! slot and a count, the thief runs them in place and marks each one done, and the
+//! victim that later pops one waits for it like Lace's owner does for a stolen task.
+
+pub(crate) mod channel;
 
 use crate::lace::deque::Pop;
+use crate::stats::stat;
+use crate::task::Slot;
 use crate::worker::Worker;
+use std::cell::Cell;
+use std::sync::atomic::{fence, Ordering::Relaxed, Ordering::SeqCst};
 
-pub(crate) fn poll(_w: &Worker) {}
+/// Steals per adaptive-stealing interval (thesis §5.1.3).
+const ADAPT_INTERVAL: u32 = 25;
 
-pub(crate) fn pop_slow(w: &Worker) -> Pop {
-    w.owner().pop_slow()
+/// A steal request. It names its thief for its whole life, however often forwarded.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Request {
+    thief: u32,
+    failed: u32,
+    half: bool,
 }
 
-pub(crate) fn steal(_w: &Worker, _victim: usize) -> bool {
+/// Tasks handed to a thief: `count` consecutive slots of worker `from`'s deque.
+#[derive(Clone, Copy)]
+pub(crate) struct Batch {
+    first: *const Slot,
+    count: u32,
+    from: u32,
+}
+
+// SAFETY: a batch transfers the right to run its slots to the receiving thief; the slots
+// live in the victim's deque, which the registry keeps alive for every worker.
+unsafe impl Send for Batch {}
+
+/// A worker's channels: steal requests in (MPSC), stolen tasks in (SPSC).
+pub(crate) struct Channels {
+    requests: channel::Mpsc<Request>,
+    tasks: channel::Spsc<Batch>,
+}
+
+impl Channels {
+    /// Channels for a pool of `n` workers: n−1 foreign requests, the worker's own
+    /// returned one, and as many again of slack for the manager's updates.
+    pub(crate) fn new(n: usize) -> Channels {
+        Channels {
+            requests: channel::Mpsc::new(2 * n),
+            tasks: channel::Spsc::new(2),
+        }
+    }
+
+    /// Whether a message waits (a sleeper's last look).
+    pub(crate) fn pending(&self) -> bool {
+        !self.requests.is_empty() || !self.tasks.is_empty()
+    }
+}
+
+/// A worker's own relay state.
+pub(crate) struct Local {
+    outstanding: Cell<bool>,
+    last_victim: Cell<Option<u32>>,
+    half: Cell<bool>,
+    steals: Cell<u32>,
+    /// Tasks run from steals in this interval, plus 2 for each that spawned work (see
+    /// `run_batch`): the M of the thesis's M/N ratio.
+    executed: Cell<u32>,
+    spawned: Cell<bool>,
+}
+
+impl Default for Local {
+    fn default() -> Local {
+        Local {
+            outstanding: Cell::new(false),
+            last_victim: Cell::new(None),
+            half: Cell::new(false),
+            steals: Cell::new(0),
+            executed: Cell::new(0),
+            spawned: Cell::new(false),
+        }
+    }
+}
+
+/// Handles every waiting steal request. Called when the owner's flag is up, in wait
+/// loops, and by `heist::poll`.
+pub(crate) fn poll(w: &Worker) {
+    w.relay.spawned.set(true);
+    w.owner().clear_flag();
+    // Pairs with the fence in `send`: either we see the request, or the sender's flag
+    // store lands after our clear and the next push or pop comes back here.
+    fence(SeqCst);
+    let ch = &w.registry().infos[w.index()].channels;
+    while let Some(req) = ch.requests.recv() {
+        handle(w, req);
+    }
+}
+
+/// Pop's slow path: poll, then pop unless the top task was handed out.
+pub(crate) fn pop_slow(w: &Worker) -> Pop {
+    poll(w);
+    w.owner().relay_pop()
+}
+
+fn handle(w: &Worker, mut req: Request) {
+    let me = w.index() as u32;
+    if req.thief == me {
+        // Our own request, back after n−1 failures: a new one may go out.
+        w.relay.outstanding.set(false);
+        return;
+    }
+    let avail = w.owner().private_len();
+    if avail > 0 {
+        let k = if req.half { (avail / 2).max(1) } else { 1 };
+        give(w, req.thief, k);
+        return;
+    }
+    let n = w.workers() as u32;
+    req.failed += 1;
+    if req.failed < n - 1 {
+        stat!(w.counters(), requests_forwarded);
+        let to = random_other(w, req.thief);
+        send(w, to, req);
+    } else {
+        stat!(w.counters(), requests_returned);
+        send(w, req.thief, req);
+    }
+}
+
+/// A random worker other than this one and `thief` (there are at least three workers
+/// whenever this is called, since `failed < n − 1`).
+fn random_other(w: &Worker, thief: u32) -> u32 {
+    let n = w.workers() as u64;
+    let me = w.index() as u32;
+    let (lo, hi) = if me < thief { (me, thief) } else { (thief, me) };
+    let mut v = (w.next_random() % (n - 2)) as u32;
+    if v >= lo {
+        v += 1;
+    }
+    if v >= hi {
+        v += 1;
+    }
+    v
+}
+
+/// Hands the `k` oldest private tasks to `thief` in one message, and wakes it.
+fn give(w: &Worker, thief: u32, k: u32) {
+    if k > 1 {
+        stat!(w.counters(), steal_half);
+    } else {
+        stat!(w.counters(), steal_one);
+    }
+    let first = w.owner().hand_out(k);
+    for i in 0..k as usize {
+        // SAFETY: the `k` slots from `first` were just handed out and are live.
+        let slot = unsafe { &*(first as *const Slot).add(i) };
+        slot.thief.store(thief as usize + 1, Relaxed);
+    }
+    let r = w.registry();
+    let batch = Batch {
+        first,
+        count: k,
+        from: w.index() as u32,
+    };
+    let sent = r.infos[thief as usize].channels.tasks.send(batch);
+    assert!(sent, "relay: a thief has at most one request out, so its task channel has room");
+    r.sleep.wake(thief as usize);
+}
+
+/// Queues `req` at worker `to`, raises its flag and wakes it if it sleeps.
+fn send(w: &Worker, to: u32, req: Request) {
+    let r = w.registry();
+    let info = &r.infos[to as usize];
+    let sent = info.channels.requests.send(req);
+    assert!(sent, "relay: request channels hold every request that can exist");
+    fence(SeqCst);
+    info.deque.raise_flag();
+    r.sleep.wake(to as usize);
+}
+
+/// One steal attempt on `victim`: run a batch if one has arrived, otherwise make sure a
+/// request is out (to the last victim first), and handle waiting requests meanwhile.
+pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
+    poll(w);
+    let ch = &w.registry().infos[w.index()].channels;
+    if let Some(batch) = ch.tasks.recv() {
+        w.relay.outstanding.set(false);
+        w.relay.last_victim.set(Some(batch.from));
+        run_batch(w, batch);
+        return true;
+    }
+    if !w.relay.outstanding.get() {
+        let to = w.relay.last_victim.take().unwrap_or(victim as u32);
+        adapt(w);
+        let req = Request {
+            thief: w.index() as u32,
+            failed: 0,
+            half: w.relay.half.get(),
+        };
+        w.relay.outstanding.set(true);
+        stat!(w.counters(), requests_sent);
+        send(w, to, req);
+    }
     false
 }
+
+/// Adaptive stealing (thesis §5.1.2): every N steals, switch steal-one → steal-half if
+/// each steal brought exactly one task that spawned nothing, and back if steal-half
+/// averaged fewer than two tasks per steal.
+fn adapt(w: &Worker) {
+    let l = &w.relay;
+    if l.steals.get() < ADAPT_INTERVAL {
+        return;
+    }
+    let ratio = l.executed.get() / ADAPT_INTERVAL;
+    if l.half.get() && ratio < 2 {
+        l.half.set(false);
+    } else if !l.half.get() && ratio == 1 {
+        l.half.set(true);
+    }
+    l.steals.set(0);
+    l.executed.set(0);
+}
+
+/// Runs a received batch. The batch is split in halves by `join`, so the tasks not yet
+/// started sit in this worker's deque as proxies that further thieves can take (the
+/// thesis prepends a stolen list to the thief's deque).
+fn run_batch(w: &Worker, b: Batch) {
+    stat!(w.counters(), tasks_stolen, b.count);
+    let l = &w.relay;
+    l.steals.set(l.steals.get() + 1);
+    l.executed.set(l.executed.get() + b.count);
+    run_range(w, Proxy(b.first), b.count, true);
+}
+
+/// Runs `count` handed-out slots from `first`. With `probe`, the first slot is run with
+/// this worker's flag raised, so that a push by that task polls and marks it as one that
+/// spawned work; such a task counts as two more executed for adaptive stealing.
+fn run_range(w: &Worker, first: Proxy, count: u32, probe: bool) {
+    if count == 1 {
+        let l = &w.relay;
+        if probe {
+            l.spawned.set(false);
+            w.registry().infos[w.index()].deque.raise_flag();
+        }
+        // SAFETY: the batch gave this worker (or whoever took the proxy) the slot.
+        unsafe { run_remote(w, &*first.0) };
+        if probe && l.spawned.get() {
+            l.executed.set(l.executed.get() + 2);
+        }
+        return;
+    }
+    let half = count / 2;
+    // SAFETY: `first + half` is inside the batch.
+    let upper = Proxy(unsafe { first.0.add(half as usize) });
+    w.join(
+        move |w| run_range(w, first, half, probe),
+        move |w| run_range(w, upper, count - half, false),
+    );
+}
+
+/// Runs a slot of another worker's deque and marks it done.
+///
+/// # Safety
+/// The caller holds the right to run `slot` (it came in a batch).
+unsafe fn run_remote(w: &Worker, slot: &Slot) {
+    slot.thief.store(w.index() + 1, Relaxed);
+    // SAFETY: the caller's contract; `run_stolen` publishes the outcome with `DONE`.
+    unsafe { slot.run_stolen(w) }
+}
+
+/// A pointer to a handed-out slot, carried by a proxy task.
+#[derive(Clone, Copy)]
+struct Proxy(*const Slot);
+
+// SAFETY: the slot lives in the registry and the proxy is the only holder of the right to
+// run it.
+unsafe impl Send for Proxy {}
+
