@@ -62,6 +62,7 @@
 
 #![warn(missing_docs)]
 
+mod future;
 mod lace;
 mod latch;
 mod pool;
@@ -73,6 +74,7 @@ mod sync;
 mod task;
 mod worker;
 
+pub use future::{Future, Futures};
 pub use pool::{global, BuildError, Pool, PoolBuilder, Scheduler, MAX_DEQUE_CAPACITY};
 pub use scope::{scope, Scope};
 pub use stats::WorkerStats;

@@ -125,6 +125,24 @@ impl Slot {
     }
 }
 
+impl Slot {
+    /// Runs the job through its type-erased entry, as a thief would, and frees the slot;
+    /// the outcome is leaked (used for futures whose handle was forgotten).
+    ///
+    /// # Safety
+    /// The owner popped this slot privately and it still holds its job.
+    pub(crate) unsafe fn run_and_leak(&self, w: &Worker) {
+        // SAFETY: the caller's contract matches `run_stolen`'s: nobody else has the slot.
+        unsafe { self.run_stolen(w) };
+        self.thief.store(0, Ordering::Relaxed);
+    }
+
+    /// Frees a slot whose thief finished, leaking the outcome.
+    pub(crate) fn leak_outcome(&self) {
+        self.thief.store(0, Ordering::Relaxed);
+    }
+}
+
 /// The thief's side of a slot job: run it, catch a panic, write the outcome, mark `DONE`.
 unsafe fn execute<B, R>(slot: *const Slot, w: *const Worker)
 where

@@ -178,7 +178,7 @@ impl Worker {
         B: FnOnce(&Worker) -> RB + Send,
         RB: Send,
     {
-        if self.owner.try_pop_private() || self.pop_slow() == Pop::Private {
+        if self.try_pop_any() {
             // SAFETY: the slot was popped privately, so it still holds the `B` put above.
             let b = unsafe { slot.take::<B, RB>() };
             return b(self);
@@ -241,11 +241,18 @@ impl Worker {
         }
     }
 
-    /// Leapfrogs until the thief of `slot` is done, then takes the outcome: steals from
-    /// the thief (its work is what `slot` waits for), and after `LEAP_TRIES` failures in
-    /// a row from a random victim (Lace §4.3).
+    /// Leapfrogs until the thief of `slot` is done, then takes the outcome.
     #[inline(never)]
     pub(crate) fn await_stolen<B, RB>(&self, slot: &Slot) -> std::thread::Result<RB> {
+        self.await_done(slot);
+        // SAFETY: `await_done` saw `DONE` with acquire ordering; the slot holds `B`/`RB`.
+        unsafe { slot.take_outcome::<B, RB>() }
+    }
+
+    /// Waits for the thief of the top slot `slot`, then pops it (Lace `pop_stolen`).
+    /// Meanwhile it steals from the thief, whose work is what `slot` waits for, and after
+    /// `LEAP_TRIES` failures in a row from a random victim (Lace §4.3).
+    pub(crate) fn await_done(&self, slot: &Slot) {
         let mut fails = 0u32;
         let mut idle = 0u32;
         loop {
@@ -272,8 +279,11 @@ impl Worker {
             }
         }
         self.owner.pop_stolen();
-        // SAFETY: `DONE` was read with acquire ordering, and the slot holds `B`/`RB`.
-        unsafe { slot.take_outcome::<B, RB>() }
+    }
+
+    /// Pops the top slot; true if it was still private.
+    pub(crate) fn try_pop_any(&self) -> bool {
+        self.owner.try_pop_private() || self.pop_slow() == Pop::Private
     }
 
     /// Works on other tasks until `done` holds.
@@ -425,7 +435,7 @@ struct SyncOnUnwind<'w, B, RB> {
 impl<B, RB> Drop for SyncOnUnwind<'_, B, RB> {
     fn drop(&mut self) {
         let w = self.w;
-        if w.owner.try_pop_private() || w.pop_slow() == Pop::Private {
+        if w.try_pop_any() {
             // SAFETY: popped privately, so the slot still holds the `B` put by `join`.
             unsafe { drop(self.slot.take::<B, RB>()) };
         } else {

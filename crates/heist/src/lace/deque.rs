@@ -288,6 +288,18 @@ impl Owner {
         }
     }
 
+    /// The slot at the top of the deque and the number of slots below it, if any.
+    pub(crate) fn top(&self) -> Option<(&Slot, u32)> {
+        let head = self.head.get();
+        // SAFETY: `head > base`, so `head - 1` is a live slot of the array.
+        (head > self.base).then(|| unsafe { (&*head.sub(1), self.index(head) - 1) })
+    }
+
+    /// The number of slots in use.
+    pub(crate) fn depth(&self) -> u32 {
+        self.index(self.head.get())
+    }
+
     /// Relay: the number of private tasks, which a steal request may take.
     pub(crate) fn private_len(&self) -> u32 {
         self.index(self.head.get()) - self.index(self.o_split.get())

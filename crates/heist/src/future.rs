@@ -1,0 +1,214 @@
+//! Futures (thesis §4.3–4.4): a spawned task with a handle. The task is stored in the
+//! spawner's deque like the second half of a `join`, so a future nobody steals costs no
+//! allocation and runs on the spawner's stack when joined; a stolen one is awaited by
+//! leapfrogging (Lace) or by stealing through requests (relay).
+//!
+//! Handles live inside [`Worker::futures`], which joins whatever is left when its closure
+//! returns, so a handle that is leaked with `mem::forget` cannot outlive what its task
+//! borrows. Handles are joined newest first (the order in which they drop).
+
+use crate::task::{self, Panic, Slot};
+use crate::worker::Worker;
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::panic::{self, AssertUnwindSafe};
+
+/// Spawns futures inside [`Worker::futures`].
+pub struct Futures<'w> {
+    w: &'w Worker,
+    /// Deque depth when the scope began; futures occupy the slots above it.
+    base: u32,
+    live: Cell<u32>,
+    dropped_panic: Cell<Option<Panic>>,
+    /// Invariant in `'w`, so tasks cannot borrow anything that dies inside the scope.
+    _inv: PhantomData<&'w mut &'w ()>,
+}
+
+/// The handle of a spawned task; [`Future::join`] waits for its result.
+///
+/// Dropping a handle without joining it waits for the task and discards its result (a
+/// panic in it is re-raised when the [`Worker::futures`] scope ends).
+pub struct Future<'f, 'w, R> {
+    state: State<'w, R>,
+    scope: &'f Futures<'w>,
+}
+
+enum State<'w, R> {
+    Pending {
+        slot: &'w Slot,
+        sync: fn(&Worker, &Slot) -> std::thread::Result<R>,
+    },
+    /// The deque was full and the task ran at once.
+    Ready(std::thread::Result<R>),
+    Joined,
+}
+
+fn sync_erased<B, R>(w: &Worker, slot: &Slot) -> std::thread::Result<R>
+where
+    B: FnOnce(&Worker) -> R + Send,
+    R: Send,
+{
+    panic::catch_unwind(AssertUnwindSafe(|| w.sync::<B, R>(slot)))
+}
+
+fn sync_unbox<B, R>(w: &Worker, slot: &Slot) -> std::thread::Result<R>
+where
+    B: FnOnce(&Worker) -> Box<R> + Send,
+    R: Send,
+{
+    panic::catch_unwind(AssertUnwindSafe(|| *w.sync::<B, Box<R>>(slot)))
+}
+
+impl<'w> Futures<'w> {
+    /// Spawns `f`; it may run on another worker until the handle is joined.
+    ///
+    /// # Panics
+    /// If called while a task pushed after this scope began is still pending on this
+    /// worker (futures must nest like the scopes that spawn them).
+    pub fn spawn<'f, F, R>(&'f self, f: F) -> Future<'f, 'w, R>
+    where
+        F: FnOnce(&Worker) -> R + Send + 'w,
+        R: Send + 'w,
+    {
+        let w = self.w;
+        assert_eq!(
+            w.owner().depth(),
+            self.base + self.live.get(),
+            "heist: a future must be spawned directly in its `futures` scope"
+        );
+        let state = if task::fits::<F, R>() {
+            match w.push_task::<F, R>(f) {
+                Ok(slot) => {
+                    self.live.set(self.live.get() + 1);
+                    State::Pending {
+                        slot,
+                        sync: sync_erased::<F, R>,
+                    }
+                }
+                Err(f) => State::Ready(panic::catch_unwind(AssertUnwindSafe(|| f(w)))),
+            }
+        } else {
+            // Too large for a slot: the job and its result go to the heap instead.
+            let f = Box::new(f);
+            self.push_boxed(move |w: &Worker| Box::new(f(w)))
+        };
+        Future { state, scope: self }
+    }
+
+    fn push_boxed<B, R>(&self, job: B) -> State<'w, R>
+    where
+        B: FnOnce(&Worker) -> Box<R> + Send + 'w,
+        R: Send + 'w,
+    {
+        match self.w.push_task::<B, Box<R>>(job) {
+            Ok(slot) => {
+                self.live.set(self.live.get() + 1);
+                State::Pending {
+                    slot,
+                    sync: sync_unbox::<B, R>,
+                }
+            }
+            Err(job) => State::Ready(panic::catch_unwind(AssertUnwindSafe(|| *job(self.w)))),
+        }
+    }
+
+    fn is_top(&self, slot: &Slot) -> bool {
+        self.w.owner().top().map(|(s, _)| s as *const Slot) == Some(slot as *const Slot)
+    }
+
+    /// Waits for `slot`, which must be the newest live future.
+    fn finish<R>(
+        &self,
+        slot: &Slot,
+        sync: fn(&Worker, &Slot) -> std::thread::Result<R>,
+    ) -> std::thread::Result<R> {
+        assert!(self.is_top(slot), "heist: futures must be joined newest first");
+        self.live.set(self.live.get() - 1);
+        sync(self.w, slot)
+    }
+}
+
+impl<R> Future<'_, '_, R> {
+    /// Waits for the task and returns its result, re-raising its panic.
+    ///
+    /// # Panics
+    /// If a future spawned after this one in the same scope is still unjoined.
+    pub fn join(mut self) -> R {
+        match self.take() {
+            Ok(r) => r,
+            Err(p) => panic::resume_unwind(p),
+        }
+    }
+
+    fn take(&mut self) -> std::thread::Result<R> {
+        match std::mem::replace(&mut self.state, State::Joined) {
+            State::Pending { slot, sync } => self.scope.finish(slot, sync),
+            State::Ready(out) => out,
+            State::Joined => unreachable!("a future is joined once"),
+        }
+    }
+}
+
+impl<R> Drop for Future<'_, '_, R> {
+    fn drop(&mut self) {
+        match &self.state {
+            State::Joined => return,
+            // Not the newest (a newer handle was leaked): the scope's end finishes it.
+            State::Pending { slot, .. } if !self.scope.is_top(slot) => return,
+            _ => {}
+        }
+        if let Err(p) = self.take() {
+            let old = self.scope.dropped_panic.take();
+            self.scope.dropped_panic.set(old.or(Some(p)));
+        }
+    }
+}
+
+impl Worker {
+    /// Runs `op` with a [`Futures`] spawner. Every future spawned in it has finished when
+    /// this returns, including futures whose handles were leaked.
+    ///
+    /// ```
+    /// fn fib(w: &heist::Worker, n: u64) -> u64 {
+    ///     if n < 2 {
+    ///         return n;
+    ///     }
+    ///     w.futures(|s| {
+    ///         let f = s.spawn(move |w| fib(w, n - 1));
+    ///         let y = fib(w, n - 2);
+    ///         f.join() + y
+    ///     })
+    /// }
+    /// let pool = heist::Pool::builder().workers(2).build().unwrap();
+    /// assert_eq!(pool.run(|w| fib(w, 20)), 6765);
+    /// ```
+    pub fn futures<'w, T>(&'w self, op: impl FnOnce(&Futures<'w>) -> T) -> T {
+        let scope = Futures {
+            w: self,
+            base: self.owner().depth(),
+            live: Cell::new(0),
+            dropped_panic: Cell::new(None),
+            _inv: PhantomData,
+        };
+        let out = panic::catch_unwind(AssertUnwindSafe(|| op(&scope)));
+        self.drain_leaked(scope.base);
+        match (out, scope.dropped_panic.take()) {
+            (Err(p), _) | (Ok(_), Some(p)) => panic::resume_unwind(p),
+            (Ok(v), None) => v,
+        }
+    }
+
+    /// Finishes the tasks of leaked handles, newest first, leaking their results.
+    fn drain_leaked(&self, base: u32) {
+        while self.owner().depth() > base {
+            let (slot, _) = self.owner().top().expect("depth > base");
+            if self.try_pop_any() {
+                // SAFETY: popped privately; the slot still holds its job.
+                unsafe { slot.run_and_leak(self) };
+            } else {
+                self.await_done(slot);
+                slot.leak_outcome();
+            }
+        }
+    }
+}

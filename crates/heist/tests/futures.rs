@@ -1,0 +1,116 @@
+//! Futures: spawn/join on both schedulers, leaked and dropped handles, panics, order.
+
+use heist::{Pool, Scheduler, Worker};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+fn pools() -> Vec<Pool> {
+    let mut v = Vec::new();
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        for n in [1, 2, 4] {
+            v.push(Pool::builder().workers(n).scheduler(s).build().unwrap());
+        }
+    }
+    v
+}
+
+fn fib(w: &Worker, n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    w.futures(|s| {
+        let f = s.spawn(move |w| fib(w, n - 1));
+        let y = fib(w, n - 2);
+        f.join() + y
+    })
+}
+
+#[test]
+fn fib_with_futures_is_correct() {
+    for pool in pools() {
+        assert_eq!(pool.run(|w| fib(w, 21)), 10946, "{pool:?}");
+    }
+}
+
+#[test]
+fn many_futures_joined_newest_first() {
+    for pool in pools() {
+        let data: Vec<u64> = (0..64).collect();
+        let total = pool.run(|w| {
+            w.futures(|s| {
+                let fs: Vec<_> = data.chunks(8).map(|c| s.spawn(move |w| c.iter().sum::<u64>() + fib(w, 10))).collect();
+                fs.into_iter().rev().map(|f| f.join()).sum::<u64>()
+            })
+        });
+        assert_eq!(total, 2016 + 8 * 55);
+    }
+}
+
+#[test]
+fn leaked_and_dropped_handles_still_run_before_the_scope_ends() {
+    for pool in pools() {
+        let ran = AtomicUsize::new(0);
+        pool.run(|w| {
+            w.futures(|s| {
+                let a = s.spawn(|_| ran.fetch_add(1, Ordering::SeqCst));
+                let b = s.spawn(|_| ran.fetch_add(1, Ordering::SeqCst));
+                std::mem::forget(b);
+                drop(a);
+            })
+        });
+        assert_eq!(ran.load(Ordering::SeqCst), 2);
+    }
+}
+
+#[test]
+fn joining_out_of_order_panics_without_harm() {
+    for pool in pools() {
+        let r = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.run(|w| {
+                w.futures(|s| {
+                    let a = s.spawn(|_| 1);
+                    let _b = s.spawn(|_| 2);
+                    a.join()
+                })
+            })
+        }));
+        let msg = r.unwrap_err();
+        let msg = msg.downcast_ref::<&str>().copied().unwrap_or_default();
+        assert!(msg.contains("newest first"), "{msg}");
+        assert_eq!(pool.run(|w| fib(w, 12)), 144);
+    }
+}
+
+#[test]
+fn a_panicking_future_reaches_its_joiner_and_a_dropped_one_the_scope() {
+    for pool in pools() {
+        let r = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.run(|w| w.futures(|s| s.spawn(|_| -> u32 { panic!("joined") }).join()))
+        }));
+        assert_eq!(r.unwrap_err().downcast_ref::<&str>(), Some(&"joined"));
+        let r = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.run(|w| {
+                w.futures(|s| {
+                    drop(s.spawn(|_| -> u32 { panic!("dropped") }));
+                    7
+                })
+            })
+        }));
+        assert_eq!(r.unwrap_err().downcast_ref::<&str>(), Some(&"dropped"));
+    }
+}
+
+#[test]
+fn large_futures_and_full_deques_work() {
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        let pool = Pool::builder().workers(2).scheduler(s).deque_capacity(2).build().unwrap();
+        let big = [3u64; 40];
+        let r = pool.run(|w| {
+            w.futures(|sp| {
+                let fs: Vec<_> = (0..5u64).map(|i| sp.spawn(move |w| big.iter().sum::<u64>() * i + fib(w, 8))).collect();
+                fs.into_iter().rev().map(|f| f.join()).sum::<u64>()
+            })
+        });
+        assert_eq!(r, 120 * 10 + 5 * 21);
+    }
+}
