@@ -35,7 +35,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("{:?}", pool.stats());
             pool.reset_stats();
         }
-        println!("fib({n}) = {p}: seq {ts:.3} s, heist {workers} workers {tp:.3} s, ratio {:.2}", tp / ts);
+        println!(
+            "fib({n}) = {p}: seq {ts:.3} s, heist {workers} workers {tp:.3} s, ratio {:.2}",
+            tp / ts
+        );
     }
     Ok(())
 }

@@ -122,7 +122,10 @@ impl<'w> Futures<'w> {
         slot: &Slot,
         sync: fn(&Worker, &Slot) -> std::thread::Result<R>,
     ) -> std::thread::Result<R> {
-        assert!(self.is_top(slot), "heist: futures must be joined newest first");
+        assert!(
+            self.is_top(slot),
+            "heist: futures must be joined newest first"
+        );
         self.live.set(self.live.get() - 1);
         sync(self.w, slot)
     }

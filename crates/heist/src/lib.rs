@@ -62,6 +62,7 @@
 
 #![warn(missing_docs)]
 
+mod barrier;
 mod future;
 mod lace;
 mod latch;
@@ -82,6 +83,17 @@ pub use worker::Worker;
 
 /// Whether this build counts events (the `stats` feature).
 pub const STATS_ENABLED: bool = cfg!(feature = "stats");
+
+/// Handles waiting steal requests now (relay scheduler; a no-op elsewhere or off a
+/// worker). Long task bodies that do not fork call this now and then, so that idle
+/// workers are not kept waiting for work this worker could hand out (thesis §3.6).
+pub fn poll() {
+    worker::with_current(|w| {
+        if let Some(w) = w {
+            w.poll();
+        }
+    });
+}
 
 /// Runs `a` and `b`, potentially in parallel, and returns both results.
 ///

@@ -214,6 +214,7 @@ pub(crate) struct Registry {
     /// Roots and detached tasks submitted and not yet finished.
     pub(crate) in_flight: AtomicUsize,
     pub(crate) terminate: AtomicBool,
+    pub(crate) detached: crate::barrier::Detached,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -239,6 +240,7 @@ impl Registry {
             injected: AtomicUsize::new(0),
             in_flight: AtomicUsize::new(0),
             terminate: AtomicBool::new(false),
+            detached: Default::default(),
         }
     }
 
@@ -392,12 +394,17 @@ impl Pool {
         };
         // SAFETY: `root` outlives the job: this frame waits for the latch (and lets the
         // setter leave it) before returning or unwinding; `F` and `R` are `Send`.
-        let job = unsafe { JobRef::new((&root as *const Root<F, R>).cast(), Root::<F, R>::execute) };
+        let job =
+            unsafe { JobRef::new((&root as *const Root<F, R>).cast(), Root::<F, R>::execute) };
         self.registry.in_flight.fetch_add(1, SeqCst);
         self.registry.inject(job);
         worker::wait_latch(&root.latch);
         self.registry.in_flight.fetch_sub(1, SeqCst);
-        match root.out.into_inner().expect("the latch is set after the result") {
+        match root
+            .out
+            .into_inner()
+            .expect("the latch is set after the result")
+        {
             Ok(r) => r,
             Err(p) => panic::resume_unwind(p),
         }
@@ -405,7 +412,11 @@ impl Pool {
 
     /// Each worker's counters (all zero without the `stats` feature).
     pub fn stats(&self) -> Vec<WorkerStats> {
-        self.registry.infos.iter().map(|i| i.counters.snapshot()).collect()
+        self.registry
+            .infos
+            .iter()
+            .map(|i| i.counters.snapshot())
+            .collect()
     }
 
     /// Sets every worker's counters to zero.
@@ -428,6 +439,8 @@ fn shut_down(registry: &Registry, threads: Vec<JoinHandle<()>>) {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        // Detached tasks may still be running; they finish before the workers stop.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.barrier()));
         shut_down(&self.registry, std::mem::take(&mut self.threads));
     }
 }

@@ -60,7 +60,12 @@ impl Sleep {
         let mut woken = lock(&parker.woken);
         while !*woken {
             match timeout {
-                None => woken = parker.cv.wait(woken).unwrap_or_else(PoisonError::into_inner),
+                None => {
+                    woken = parker
+                        .cv
+                        .wait(woken)
+                        .unwrap_or_else(PoisonError::into_inner)
+                }
                 Some(t) => {
                     let (w, res) = parker
                         .cv

@@ -152,7 +152,10 @@ where
     // SAFETY: `run_stolen` passes the claimed slot and the running worker, both live for
     // this call; the payload holds a `B` (see `Slot::run_stolen`).
     let (slot, w) = unsafe { (&*slot, &*w) };
-    let job = unsafe { slot.payload.with_mut(|p| ManuallyDrop::take(&mut (*p.cast::<Payload<B, R>>()).job)) };
+    let job = unsafe {
+        slot.payload
+            .with_mut(|p| ManuallyDrop::take(&mut (*p.cast::<Payload<B, R>>()).job))
+    };
     let out = panic::catch_unwind(AssertUnwindSafe(|| job(w)));
     // SAFETY: the job has been moved out, so the payload is free for the outcome; the owner
     // reads it only after the release store below.

@@ -76,7 +76,9 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
         index,
         registry,
         owner,
-        rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03)),
+        rng: Cell::new(
+            0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
+        ),
         relay: crate::relay::Local::default(),
         _not_send: PhantomData,
     };
@@ -286,6 +288,14 @@ impl Worker {
         self.owner.try_pop_private() || self.pop_slow() == Pop::Private
     }
 
+    /// Handles waiting steal requests (relay; a no-op under Lace). See [`crate::poll`].
+    #[inline]
+    pub fn poll(&self) {
+        if self.registry.scheduler == Scheduler::Relay && self.owner.flag_raised() {
+            crate::relay::poll(self);
+        }
+    }
+
     /// Works on other tasks until `done` holds.
     pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
         let mut idle = 0;
@@ -325,7 +335,8 @@ impl Worker {
                 continue;
             }
             idle += 1;
-            let timeout = (self.registry.in_flight.load(Relaxed) > 0).then(|| Duration::from_millis(2));
+            let timeout =
+                (self.registry.in_flight.load(Relaxed) > 0).then(|| Duration::from_millis(2));
             self.back_off(idle, timeout);
         }
     }

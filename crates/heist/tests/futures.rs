@@ -38,7 +38,10 @@ fn many_futures_joined_newest_first() {
         let data: Vec<u64> = (0..64).collect();
         let total = pool.run(|w| {
             w.futures(|s| {
-                let fs: Vec<_> = data.chunks(8).map(|c| s.spawn(move |w| c.iter().sum::<u64>() + fib(w, 10))).collect();
+                let fs: Vec<_> = data
+                    .chunks(8)
+                    .map(|c| s.spawn(move |w| c.iter().sum::<u64>() + fib(w, 10)))
+                    .collect();
                 fs.into_iter().rev().map(|f| f.join()).sum::<u64>()
             })
         });
@@ -103,11 +106,18 @@ fn a_panicking_future_reaches_its_joiner_and_a_dropped_one_the_scope() {
 #[test]
 fn large_futures_and_full_deques_work() {
     for s in [Scheduler::Lace, Scheduler::Relay] {
-        let pool = Pool::builder().workers(2).scheduler(s).deque_capacity(2).build().unwrap();
+        let pool = Pool::builder()
+            .workers(2)
+            .scheduler(s)
+            .deque_capacity(2)
+            .build()
+            .unwrap();
         let big = [3u64; 40];
         let r = pool.run(|w| {
             w.futures(|sp| {
-                let fs: Vec<_> = (0..5u64).map(|i| sp.spawn(move |w| big.iter().sum::<u64>() * i + fib(w, 8))).collect();
+                let fs: Vec<_> = (0..5u64)
+                    .map(|i| sp.spawn(move |w| big.iter().sum::<u64>() * i + fib(w, 8)))
+                    .collect();
                 fs.into_iter().rev().map(|f| f.join()).sum::<u64>()
             })
         });

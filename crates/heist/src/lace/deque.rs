@@ -225,7 +225,11 @@ impl Owner {
         let mut ts = dq.ts.0.load(Relaxed);
         loop {
             let (tail, _) = unpack(ts);
-            match dq.ts.0.compare_exchange_weak(ts, pack(tail, split), Release, Relaxed) {
+            match dq
+                .ts
+                .0
+                .compare_exchange_weak(ts, pack(tail, split), Release, Relaxed)
+            {
                 Ok(_) => break,
                 Err(now) => ts = now,
             }
@@ -265,7 +269,11 @@ impl Owner {
             let new_split = tail + (split - tail) / 2;
             // AcqRel: this CAS is Lace's fence; it orders the new split before any later
             // thief CAS, which then fails or sees the smaller split.
-            match dq.ts.0.compare_exchange(ts, pack(tail, new_split), AcqRel, Acquire) {
+            match dq
+                .ts
+                .0
+                .compare_exchange(ts, pack(tail, new_split), AcqRel, Acquire)
+            {
                 Ok(_) => {
                     self.o_split.set(self.at(new_split));
                     stat!(self.counters(), shrinks);
@@ -324,6 +332,11 @@ impl Owner {
             return Pop::Private;
         }
         Pop::Stolen
+    }
+
+    /// Whether the request flag is up.
+    pub(crate) fn flag_raised(&self) -> bool {
+        self.flag()
     }
 
     /// Relay: clears the request flag before the owner drains its request channel.

@@ -30,7 +30,9 @@ impl<T: Copy> Spsc<T> {
         Spsc {
             head: Padded(AtomicUsize::new(0)),
             tail: Padded(AtomicUsize::new(0)),
-            buf: (0..cap).map(|_| RaceCell::new(MaybeUninit::uninit())).collect(),
+            buf: (0..cap)
+                .map(|_| RaceCell::new(MaybeUninit::uninit()))
+                .collect(),
         }
     }
 

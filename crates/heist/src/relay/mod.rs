@@ -171,7 +171,10 @@ fn give(w: &Worker, thief: u32, k: u32) {
         from: w.index() as u32,
     };
     let sent = r.infos[thief as usize].channels.tasks.send(batch);
-    assert!(sent, "relay: a thief has at most one request out, so its task channel has room");
+    assert!(
+        sent,
+        "relay: a thief has at most one request out, so its task channel has room"
+    );
     r.sleep.wake(thief as usize);
 }
 
@@ -180,7 +183,10 @@ fn send(w: &Worker, to: u32, req: Request) {
     let r = w.registry();
     let info = &r.infos[to as usize];
     let sent = info.channels.requests.send(req);
-    assert!(sent, "relay: request channels hold every request that can exist");
+    assert!(
+        sent,
+        "relay: request channels hold every request that can exist"
+    );
     fence(SeqCst);
     info.deque.raise_flag();
     r.sleep.wake(to as usize);
@@ -284,4 +290,3 @@ struct Proxy(*const Slot);
 // SAFETY: the slot lives in the registry and the proxy is the only holder of the right to
 // run it.
 unsafe impl Send for Proxy {}
-

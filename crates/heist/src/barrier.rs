@@ -1,0 +1,118 @@
+//! Detached tasks and the task barrier (thesis §4.1–4.2): `'static` tasks with no handle,
+//! and a barrier that returns once every detached task spawned before it, with all of
+//! their children, has finished. The pool counts detached tasks in flight; a task's
+//! children (joins, scopes, futures) finish inside it, and detached tasks it spawns are
+//! counted before it ends, so the count reaches zero only when all are done.
+
+use crate::pool::{lock, Pool, Registry};
+use crate::task::{JobRef, Panic};
+use crate::worker::{self, Worker};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, SeqCst};
+use std::sync::{Arc, Condvar, Mutex};
+
+/// Barrier state of a pool.
+#[derive(Default)]
+pub(crate) struct Detached {
+    pending: std::sync::atomic::AtomicUsize,
+    panic: Mutex<Option<Panic>>,
+    idle: Condvar,
+}
+
+struct Job<F> {
+    f: F,
+    registry: Arc<Registry>,
+}
+
+/// # Safety
+/// `data` is a `Box<Job<F>>` made by `spawn`, executed once.
+unsafe fn execute<F: FnOnce(&Worker) + Send + 'static>(data: *const (), w: &Worker) {
+    // SAFETY: the contract above.
+    let job = unsafe { Box::from_raw(data as *mut Job<F>) };
+    let Job { f, registry } = *job;
+    if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(w))) {
+        let mut slot = lock(&registry.detached.panic);
+        slot.get_or_insert(p);
+    }
+    registry.in_flight.fetch_sub(1, SeqCst);
+    if registry.detached.pending.fetch_sub(1, AcqRel) == 1 {
+        let _g = lock(&registry.detached.panic);
+        registry.detached.idle.notify_all();
+    }
+}
+
+pub(crate) fn spawn<F: FnOnce(&Worker) + Send + 'static>(registry: &Arc<Registry>, f: F) {
+    registry.detached.pending.fetch_add(1, SeqCst);
+    registry.in_flight.fetch_add(1, SeqCst);
+    let job = Box::new(Job {
+        f,
+        registry: Arc::clone(registry),
+    });
+    // SAFETY: the box lives until `execute` takes it back, once; `F` is `Send + 'static`.
+    let job = unsafe { JobRef::new(Box::into_raw(job) as *const (), execute::<F>) };
+    match worker::current_in(registry) {
+        // SAFETY: `current_in` returns this thread's live worker.
+        Some(w) => unsafe { (*w).push_job(job) },
+        None => registry.inject(job),
+    }
+}
+
+fn wait(registry: &Arc<Registry>) {
+    let d = &registry.detached;
+    match worker::current_in(registry) {
+        // SAFETY: `current_in` returns this thread's live worker.
+        Some(w) => unsafe { (*w).wait_until(|| d.pending.load(Acquire) == 0) },
+        None => {
+            let mut g = lock(&d.panic);
+            while d.pending.load(Acquire) != 0 {
+                g = d.idle.wait(g).unwrap_or_else(|e| e.into_inner());
+            }
+        }
+    }
+    let p = lock(&d.panic).take();
+    if let Some(p) = p {
+        panic::resume_unwind(p);
+    }
+}
+
+impl Pool {
+    /// Spawns a `'static` task with no handle; [`Pool::barrier`] waits for it.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let pool = heist::Pool::builder().workers(2).build().unwrap();
+    /// let n = Arc::new(AtomicUsize::new(0));
+    /// for _ in 0..10 {
+    ///     let n = Arc::clone(&n);
+    ///     pool.spawn_detached(move |_| {
+    ///         n.fetch_add(1, Ordering::Relaxed);
+    ///     });
+    /// }
+    /// pool.barrier();
+    /// assert_eq!(n.load(Ordering::Relaxed), 10);
+    /// ```
+    pub fn spawn_detached<F: FnOnce(&Worker) + Send + 'static>(&self, f: F) {
+        spawn(self.registry(), f);
+    }
+
+    /// Waits until every detached task spawned so far, and every detached task those
+    /// spawned, has finished; then re-raises the first panic among them, if any.
+    ///
+    /// Called from a worker of this pool, the worker keeps running tasks while it waits.
+    pub fn barrier(&self) {
+        wait(self.registry());
+    }
+}
+
+impl Worker {
+    /// Spawns a detached task on this worker's pool (see [`Pool::spawn_detached`]).
+    pub fn spawn_detached<F: FnOnce(&Worker) + Send + 'static>(&self, f: F) {
+        spawn(self.registry(), f);
+    }
+
+    /// Waits for the detached tasks of this worker's pool (see [`Pool::barrier`]).
+    pub fn barrier(&self) {
+        wait(self.registry());
+    }
+}

@@ -1,0 +1,67 @@
+//! Detached tasks and the barrier, on both schedulers.
+
+use heist::{Pool, Scheduler, Worker};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+fn fib(w: &Worker, n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = w.join(move |w| fib(w, n - 1), move |w| fib(w, n - 2));
+    a + b
+}
+
+fn spread(w: &Worker, count: Arc<AtomicUsize>, depth: u32) {
+    count.fetch_add(fib(w, 12) as usize / 144, Ordering::SeqCst);
+    if depth > 0 {
+        for _ in 0..3 {
+            let c = Arc::clone(&count);
+            w.spawn_detached(move |w| spread(w, c, depth - 1));
+        }
+    }
+}
+
+#[test]
+fn barrier_waits_for_detached_tasks_and_their_children() {
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        for n in [1, 2, 8] {
+            let pool = Pool::builder().workers(n).scheduler(s).build().unwrap();
+            for round in 0..3 {
+                let count = Arc::new(AtomicUsize::new(0));
+                let c = Arc::clone(&count);
+                pool.spawn_detached(move |w| spread(w, c, 4));
+                pool.barrier();
+                assert_eq!(count.load(Ordering::SeqCst), 121, "{s:?} {n} round {round}");
+            }
+        }
+    }
+}
+
+#[test]
+fn barrier_inside_a_root_task_and_panics_reach_it() {
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        let pool = Pool::builder().workers(3).scheduler(s).build().unwrap();
+        let count = Arc::new(AtomicUsize::new(0));
+        let c = Arc::clone(&count);
+        pool.run(move |w| {
+            for _ in 0..20 {
+                let c = Arc::clone(&c);
+                w.spawn_detached(move |w| {
+                    c.fetch_add(fib(w, 10) as usize, Ordering::SeqCst);
+                });
+            }
+            w.barrier();
+        });
+        assert_eq!(count.load(Ordering::SeqCst), 20 * 55);
+        pool.spawn_detached(|_| panic!("detached boom"));
+        let r = panic::catch_unwind(AssertUnwindSafe(|| pool.barrier()));
+        assert_eq!(
+            r.unwrap_err().downcast_ref::<&str>(),
+            Some(&"detached boom")
+        );
+        pool.barrier();
+        assert_eq!(pool.run(|w| fib(w, 10)), 55);
+    }
+}
