@@ -56,7 +56,10 @@ impl FromStr for RuntimeKind {
             .find(|k| k.name() == s)
             .ok_or_else(|| {
                 let names: Vec<_> = RuntimeKind::ALL.iter().map(|k| k.name()).collect();
-                format!("unknown runtime `{s}` (expected one of {})", names.join(", "))
+                format!(
+                    "unknown runtime `{s}` (expected one of {})",
+                    names.join(", ")
+                )
             })
     }
 }
