@@ -153,11 +153,8 @@ fn random_other(w: &Worker, thief: u32) -> u32 {
 
 /// Hands the `k` oldest private tasks to `thief` in one message, and wakes it.
 fn give(w: &Worker, thief: u32, k: u32) {
-    if k > 1 {
-        stat!(w.counters(), steal_half);
-    } else {
-        stat!(w.counters(), steal_one);
-    }
+    stat!(w.counters(), steal_half, k > 1);
+    stat!(w.counters(), steal_one, k == 1);
     let first = w.owner().hand_out(k);
     for i in 0..k as usize {
         // SAFETY: the `k` slots from `first` were just handed out and are live.
