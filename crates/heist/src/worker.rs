@@ -135,13 +135,44 @@ impl Worker {
         RA: Send,
         RB: Send,
     {
-        let slot = match self.push_task::<B, RB>(b) {
-            Ok(slot) => slot,
+        let Some(slot) = self.owner.fast_slot() else {
+            return self.join_gated(a, b);
+        };
+        // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and
+        // `fits::<B, RB>()` holds.
+        unsafe { slot.put::<B, RB>(b) };
+        self.owner.advance();
+        self.run_and_sync::<A, B, RA, RB>(a, slot)
+    }
+
+    /// `join` when the push gate is down (full, requested, or publishing).
+    #[cold]
+    #[inline(never)]
+    fn join_gated<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(&Worker) -> RA + Send,
+        B: FnOnce(&Worker) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        match self.push_task_slow::<B, RB>(b) {
+            Ok(slot) => self.run_and_sync::<A, B, RA, RB>(a, slot),
             Err(b) => {
                 let ra = a(self);
-                return (ra, b(self));
+                (ra, b(self))
             }
-        };
+        }
+    }
+
+    /// Runs `a` with `slot` pushed, then syncs the slot, also when `a` unwinds.
+    #[inline(always)]
+    fn run_and_sync<A, B, RA, RB>(&self, a: A, slot: &Slot) -> (RA, RB)
+    where
+        A: FnOnce(&Worker) -> RA + Send,
+        B: FnOnce(&Worker) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
         let guard = SyncOnUnwind::<B, RB> {
             w: self,
             slot,
@@ -161,11 +192,29 @@ impl Worker {
         RB: Send,
     {
         debug_assert!(task::fits::<B, RB>());
-        let Some(slot) = self.owner.next_slot() else {
-            return Err(b);
+        let Some(slot) = self.owner.fast_slot() else {
+            return self.push_task_slow::<B, RB>(b);
         };
         // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and the
         // caller checked `fits::<B, RB>()`.
+        unsafe { slot.put::<B, RB>(b) };
+        self.owner.advance();
+        Ok(slot)
+    }
+
+    /// A push with the gate down: the deque is full, a thief or requester is waiting,
+    /// or (Lace) the push must publish.
+    #[cold]
+    #[inline(never)]
+    fn push_task_slow<B, RB>(&self, b: B) -> Result<&Slot, B>
+    where
+        B: FnOnce(&Worker) -> RB + Send,
+        RB: Send,
+    {
+        let Some(slot) = self.owner.next_slot() else {
+            return Err(b);
+        };
+        // SAFETY: as in `push_task`.
         unsafe { slot.put::<B, RB>(b) };
         if self.owner.push() {
             self.push_slow();

@@ -1,13 +1,19 @@
 //! Lace's non-blocking split deque (seed 001 §3–4). Positions below `split` are shared
 //! and may be stolen by a CAS on the packed `{tail, split}` word; positions from `split`
-//! to `head` are private, so the owner's push and pop touch no shared state beyond one
-//! plain load of `splitreq`. The owner moves `split` up when a thief asks (grow) and
-//! down when it runs out of private work (shrink). Grow and shrink are CAS loops on the
-//! packed word rather than Lace's 32-bit store into half of it, which Rust's memory model
-//! does not allow; the shrink CAS is the one fence of the protocol.
+//! to `head` are private. The owner moves `split` up when a thief asks (grow) and down
+//! when it runs out of private work (shrink). Grow and shrink are CAS loops on the packed
+//! word rather than Lace's 32-bit store into half of it, which Rust's memory model does
+//! not allow; the shrink CAS is the one fence of the protocol.
+//!
+//! The owner's fast paths compare `head` with two gate words and nothing else: push with
+//! `limit` (the array's end, or its start to force the slow path) and pop with `floor`
+//! (the private part's start, or the array's end to force the slow path). A thief's
+//! split request (Lace's `splitreq`) is a store of `limit := start`, so "full" and
+//! "asked to share" cost one compare together. The relay scheduler uses the same gates
+//! for "a steal request is waiting", so that it polls at every push and pop.
 
 use crate::stats::{stat, Counters};
-use crate::sync::{AtomicBool, AtomicU64};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU64};
 use crate::task::Slot;
 use std::cell::Cell;
 use std::ptr::NonNull;
@@ -25,14 +31,19 @@ fn unpack(ts: u64) -> (u32, u32) {
     (ts as u32, (ts >> 32) as u32)
 }
 
-/// The part of a deque that thieves touch.
+/// The two words the owner's fast paths compare `head` with (see the module docs).
+struct Gate {
+    limit: AtomicPtr<Slot>,
+    floor: AtomicPtr<Slot>,
+}
+
+/// A worker's deque: the slot array and the words thieves and requesters touch.
 pub(crate) struct Deque {
     /// `{tail, split}`: the first unstolen task and the first private one.
     ts: Padded<AtomicU64>,
     /// Hint that nothing is left to steal; the owner sets it, thieves check it first.
     allstolen: AtomicBool,
-    /// Set by a thief that found nothing shared; the owner then grows the shared part.
-    splitreq: Padded<AtomicBool>,
+    gate: Padded<Gate>,
     slots: Box<[Slot]>,
 }
 
@@ -50,12 +61,26 @@ impl Deque {
     /// A deque of `capacity` slots (at most `u32::MAX`).
     pub(crate) fn new(capacity: usize) -> Deque {
         assert!(capacity <= u32::MAX as usize);
+        let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
+        let start = slots.as_ptr() as *mut Slot;
         Deque {
             ts: Padded(AtomicU64::new(0)),
             allstolen: AtomicBool::new(true),
-            splitreq: Padded(AtomicBool::new(false)),
-            slots: (0..capacity).map(|_| Slot::new()).collect(),
+            gate: Padded(Gate {
+                limit: AtomicPtr::new(start),
+                floor: AtomicPtr::new(start),
+            }),
+            slots,
         }
+    }
+
+    fn start(&self) -> *mut Slot {
+        self.slots.as_ptr() as *mut Slot
+    }
+
+    fn end(&self) -> *mut Slot {
+        // SAFETY: one past the end of the slot array.
+        unsafe { self.start().add(self.slots.len()) }
     }
 
     /// Takes the oldest shared task, if any (Lace Fig. 4 `steal`). Never retries: a lost
@@ -73,15 +98,19 @@ impl Deque {
                 Err(_) => Steal::Busy,
             };
         }
-        if !self.splitreq.0.load(Relaxed) {
-            self.splitreq.0.store(true, Relaxed);
+        // Lace's split request; tested first so idle thieves do not keep taking the line.
+        let limit = &self.gate.0.limit;
+        if limit.load(Relaxed) != self.start() {
+            limit.store(self.start(), Relaxed);
         }
         Steal::Empty
     }
 
-    /// Raises the owner's request flag (relay: after queueing a steal request for it).
+    /// Sends the owner's next push and pop to their slow paths (relay: a steal request
+    /// has been queued for it).
     pub(crate) fn raise_flag(&self) {
-        self.splitreq.0.store(true, Relaxed);
+        self.gate.0.limit.store(self.start(), Relaxed);
+        self.gate.0.floor.store(self.end(), Relaxed);
     }
 
     /// Whether a thief could take something now, for a worker's last look before sleeping.
@@ -105,15 +134,12 @@ pub(crate) enum Pop {
 pub(crate) struct Owner {
     head: Cell<*const Slot>,
     o_split: Cell<*const Slot>,
-    /// Lace's `splitreq`, also raised by the owner itself while `o_allstolen` holds, so
-    /// that push tests a single flag.
-    flag: NonNull<AtomicBool>,
+    gate: NonNull<Gate>,
     end: *const Slot,
     base: *const Slot,
     o_allstolen: Cell<bool>,
     /// Relay mode (seed 000): no thief touches the deque; `o_split` is the boundary below
-    /// which the owner has handed tasks out in answer to steal requests, and the flag
-    /// means "a steal request is waiting".
+    /// which the owner has handed tasks out in answer to steal requests.
     relay: bool,
     dq: NonNull<Deque>,
     counters: NonNull<Counters>,
@@ -124,14 +150,16 @@ impl Owner {
     /// `dq` and `counters` outlive the `Owner`, and only this `Owner` calls the owner
     /// operations on `dq`.
     pub(crate) unsafe fn new(dq: &Deque, counters: &Counters, relay: bool) -> Owner {
-        let base = dq.slots.as_ptr();
-        dq.splitreq.0.store(!relay, Relaxed);
+        let base = dq.start();
+        // Lace starts all-stolen, so its first push publishes; relay starts open.
+        let limit = if relay { dq.end() } else { base };
+        dq.gate.0.limit.store(limit, Relaxed);
+        dq.gate.0.floor.store(base, Relaxed);
         Owner {
             head: Cell::new(base),
             o_split: Cell::new(base),
-            flag: NonNull::from(&dq.splitreq.0),
-            // SAFETY: one past the end of the slot array.
-            end: unsafe { base.add(dq.slots.len()) },
+            gate: NonNull::from(&dq.gate.0),
+            end: dq.end(),
             base,
             o_allstolen: Cell::new(!relay),
             relay,
@@ -147,9 +175,9 @@ impl Owner {
     }
 
     #[inline(always)]
-    fn flag(&self) -> bool {
-        // SAFETY: the flag lives in the deque (contract of `Owner::new`).
-        unsafe { self.flag.as_ref() }.load(Relaxed)
+    fn gate(&self) -> &Gate {
+        // SAFETY: the gate lives in the deque (contract of `Owner::new`).
+        unsafe { self.gate.as_ref() }
     }
 
     #[inline(always)]
@@ -168,6 +196,22 @@ impl Owner {
         unsafe { self.base.add(i as usize) }
     }
 
+    /// The slot to write for a push that can take the fast path: the deque is not full,
+    /// nothing is requested and nothing needs publishing.
+    #[inline(always)]
+    pub(crate) fn fast_slot(&self) -> Option<&Slot> {
+        let head = self.head.get();
+        // SAFETY: `limit <= end`, so below it `head` points into the slot array.
+        (head < self.gate().limit.load(Relaxed).cast_const()).then(|| unsafe { &*head })
+    }
+
+    /// Completes a fast-path push of the slot from `fast_slot`.
+    #[inline(always)]
+    pub(crate) fn advance(&self) {
+        // SAFETY: `fast_slot` checked `head < limit <= end`.
+        self.head.set(unsafe { self.head.get().add(1) });
+    }
+
     /// The slot the next push writes, or `None` when the deque is full.
     #[inline(always)]
     pub(crate) fn next_slot(&self) -> Option<&Slot> {
@@ -177,24 +221,37 @@ impl Owner {
     }
 
     /// Pushes the task just written into `next_slot()`. Returns true when the scheduler
-    /// has slow-path work: the deque was all stolen, or a thief raised `splitreq`.
+    /// has slow-path work: the deque was all stolen, or a thief or requester raised the
+    /// gate.
     #[inline(always)]
     pub(crate) fn push(&self) -> bool {
         // SAFETY: `next_slot` returned `head`, so `head < end`.
         self.head.set(unsafe { self.head.get().add(1) });
-        self.flag()
+        self.o_allstolen.get() || self.gate().limit.load(Relaxed).cast_const() == self.base
     }
 
     /// Pops the top task if it is private and no request is pending.
     #[inline(always)]
     pub(crate) fn try_pop_private(&self) -> bool {
         let head = self.head.get();
-        if head > self.o_split.get() && !self.flag() {
-            // SAFETY: `head > o_split >= base`.
+        if head > self.gate().floor.load(Relaxed).cast_const() {
+            // SAFETY: `head > floor >= base`.
             self.head.set(unsafe { head.sub(1) });
             return true;
         }
         false
+    }
+
+    /// Opens the gates again: pushes up to the end, pops down to `o_split`.
+    fn open(&self) {
+        self.gate().limit.store(self.end.cast_mut(), Relaxed);
+        self.gate().floor.store(self.o_split.get().cast_mut(), Relaxed);
+    }
+
+    /// Moves `o_split` (and the pop gate with it).
+    fn set_split(&self, p: *const Slot) {
+        self.o_split.set(p);
+        self.gate().floor.store(p.cast_mut(), Relaxed);
     }
 
     /// The slow half of Lace's push: publish the first task after everything was stolen,
@@ -208,9 +265,9 @@ impl Owner {
             // Everything older is stolen, so the new task becomes the only shared one.
             dq.ts.0.store(pack(head - 1, head), Release);
             dq.allstolen.store(false, Relaxed);
-            dq.splitreq.0.store(false, Relaxed);
-            self.o_split.set(self.at(head));
             self.o_allstolen.set(false);
+            self.o_split.set(self.at(head));
+            self.open();
         } else {
             self.grow(head);
         }
@@ -219,7 +276,6 @@ impl Owner {
     /// Moves `split` up to the ceiling of the middle of the private part.
     fn grow(&self, head: u32) {
         let dq = self.dq();
-        dq.splitreq.0.store(false, Relaxed);
         let o_split = self.index(self.o_split.get());
         let split = o_split + (head - o_split).div_ceil(2);
         let mut ts = dq.ts.0.load(Relaxed);
@@ -235,6 +291,7 @@ impl Owner {
             }
         }
         self.o_split.set(self.at(split));
+        self.open();
         stat!(self.counters(), grows);
     }
 
@@ -250,7 +307,8 @@ impl Owner {
             return Pop::Stolen;
         }
         self.head.set(self.at(head - 1));
-        if self.flag() && head - 1 > self.index(self.o_split.get()) {
+        let asked = self.gate().limit.load(Relaxed).cast_const() == self.base;
+        if asked && head - 1 > self.index(self.o_split.get()) {
             self.grow(head - 1);
         }
         Pop::Private
@@ -275,7 +333,7 @@ impl Owner {
                 .compare_exchange(ts, pack(tail, new_split), AcqRel, Acquire)
             {
                 Ok(_) => {
-                    self.o_split.set(self.at(new_split));
+                    self.set_split(self.at(new_split));
                     stat!(self.counters(), shrinks);
                     return false;
                 }
@@ -290,7 +348,7 @@ impl Owner {
         // SAFETY: the stolen slot is at `head - 1 >= base`.
         let head = unsafe { self.head.get().sub(1) };
         self.head.set(head);
-        self.o_split.set(head);
+        self.set_split(head);
         if !self.relay {
             self.set_allstolen();
         }
@@ -318,7 +376,7 @@ impl Owner {
         debug_assert!(self.relay && k >= 1 && k <= self.private_len());
         let first = self.o_split.get();
         // SAFETY: `o_split + k <= head`, inside the slot array.
-        self.o_split.set(unsafe { first.add(k as usize) });
+        self.set_split(unsafe { first.add(k as usize) });
         // SAFETY: `first < head`, a live slot of the array.
         unsafe { &*first }
     }
@@ -334,21 +392,21 @@ impl Owner {
         Pop::Stolen
     }
 
-    /// Whether the request flag is up.
+    /// Whether the gate is raised (relay: a steal request may be waiting).
     pub(crate) fn flag_raised(&self) -> bool {
-        self.flag()
+        self.gate().limit.load(Relaxed).cast_const() == self.base
     }
 
-    /// Relay: clears the request flag before the owner drains its request channel.
+    /// Relay: opens the gates before the owner drains its request channel.
     pub(crate) fn clear_flag(&self) {
-        self.dq().splitreq.0.store(false, Relaxed);
+        self.open();
     }
 
     fn set_allstolen(&self) {
         let dq = self.dq();
         self.o_allstolen.set(true);
         dq.allstolen.store(true, Relaxed);
-        // Raised for the owner's own next push; thieves leave it alone while all is stolen.
-        dq.splitreq.0.store(true, Relaxed);
+        // The owner's own next push must publish; thieves leave the gate alone meanwhile.
+        self.gate().limit.store(self.base.cast_mut(), Relaxed);
     }
 }
