@@ -18,10 +18,17 @@ use crate::stats::stat;
 use crate::task::Slot;
 use crate::worker::Worker;
 use std::cell::Cell;
+use std::time::{Duration, Instant};
 use std::sync::atomic::{fence, Ordering::Relaxed, Ordering::SeqCst};
 
 /// Steals per adaptive-stealing interval (thesis §5.1.3).
 const ADAPT_INTERVAL: u32 = 25;
+
+/// First and largest pause before a worker whose request came back unanswered sends a
+/// new one (thesis §4.2: 100 µs, doubling while stealing keeps failing). Meanwhile it
+/// still forwards other workers' requests.
+const BACKOFF_MIN: Duration = Duration::from_micros(100);
+const BACKOFF_MAX: Duration = Duration::from_micros(3200);
 
 /// A steal request. It names its thief for its whole life, however often forwarded.
 #[derive(Clone, Copy, Debug)]
@@ -75,6 +82,9 @@ pub(crate) struct Local {
     /// `run_batch`): the M of the thesis's M/N ratio.
     executed: Cell<u32>,
     spawned: Cell<bool>,
+    /// When the last request came back unanswered, and how long to wait after that.
+    returned_at: Cell<Option<Instant>>,
+    backoff: Cell<Duration>,
 }
 
 impl Default for Local {
@@ -86,6 +96,8 @@ impl Default for Local {
             steals: Cell::new(0),
             executed: Cell::new(0),
             spawned: Cell::new(false),
+            returned_at: Cell::new(None),
+            backoff: Cell::new(Duration::ZERO),
         }
     }
 }
@@ -113,8 +125,11 @@ pub(crate) fn pop_slow(w: &Worker) -> Pop {
 fn handle(w: &Worker, mut req: Request) {
     let me = w.index() as u32;
     if req.thief == me {
-        // Our own request, back after n−1 failures: a new one may go out.
-        w.relay.outstanding.set(false);
+        // Our own request, back after n−1 failures: back off before the next one.
+        let l = &w.relay;
+        l.outstanding.set(false);
+        l.returned_at.set(Some(Instant::now()));
+        l.backoff.set((l.backoff.get() * 2).clamp(BACKOFF_MIN, BACKOFF_MAX));
         return;
     }
     let avail = w.owner().private_len();
@@ -196,11 +211,13 @@ pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
     let ch = &w.registry().infos[w.index()].channels;
     if let Some(batch) = ch.tasks.recv() {
         w.relay.outstanding.set(false);
+        w.relay.returned_at.set(None);
+        w.relay.backoff.set(Duration::ZERO);
         w.relay.last_victim.set(Some(batch.from));
         run_batch(w, batch);
         return true;
     }
-    if !w.relay.outstanding.get() {
+    if !w.relay.outstanding.get() && may_request(w) {
         let to = w.relay.last_victim.take().unwrap_or(victim as u32);
         adapt(w);
         let req = Request {
@@ -213,6 +230,18 @@ pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
         send(w, to, req);
     }
     false
+}
+
+/// Whether a new request may go out: there is work in flight somewhere in the pool, and
+/// the back-off after the last unanswered request has passed.
+fn may_request(w: &Worker) -> bool {
+    if w.registry().in_flight.load(Relaxed) == 0 {
+        return false;
+    }
+    match w.relay.returned_at.get() {
+        Some(t) => t.elapsed() >= w.relay.backoff.get(),
+        None => true,
+    }
 }
 
 /// Adaptive stealing (thesis §5.1.2): every N steals, switch steal-one → steal-half if
