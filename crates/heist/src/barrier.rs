@@ -1,8 +1,10 @@
 //! Detached tasks and the task barrier (thesis §4.1–4.2): `'static` tasks with no handle,
 //! and a barrier that returns once every detached task spawned before it, with all of
-//! their children, has finished. The pool counts detached tasks in flight; a task's
-//! children (joins, scopes, futures) finish inside it, and detached tasks it spawns are
-//! counted before it ends, so the count reaches zero only when all are done.
+//! their children, has finished. Under relay the barrier is answered by termination
+//! detection through the steal requests (`relay/termination.rs`). Under Lace the pool
+//! counts detached tasks in flight, which is the fastest way there: a task's children
+//! (joins, scopes, futures) finish inside it, and detached tasks it spawns are counted
+//! before it ends, so the count reaches zero only when all are done.
 
 use crate::pool::{lock, Pool, Registry};
 use crate::task::{JobRef, Panic};
@@ -57,7 +59,15 @@ pub(crate) fn spawn<F: FnOnce(&Worker) + Send + 'static>(registry: &Arc<Registry
     }
 }
 
+/// The first panic of a detached task since the last barrier, if any.
+pub(crate) fn take_panic(registry: &Registry) -> Option<Panic> {
+    lock(&registry.detached.panic).take()
+}
+
 fn wait(registry: &Arc<Registry>) {
+    if registry.scheduler == crate::pool::Scheduler::Relay {
+        return crate::relay::barrier(registry);
+    }
     let d = &registry.detached;
     match worker::current_in(registry) {
         // SAFETY: `current_in` returns this thread's live worker.
@@ -69,8 +79,7 @@ fn wait(registry: &Arc<Registry>) {
             }
         }
     }
-    let p = lock(&d.panic).take();
-    if let Some(p) = p {
+    if let Some(p) = take_panic(registry) {
         panic::resume_unwind(p);
     }
 }

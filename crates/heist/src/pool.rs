@@ -215,6 +215,7 @@ pub(crate) struct Registry {
     pub(crate) in_flight: AtomicUsize,
     pub(crate) terminate: AtomicBool,
     pub(crate) detached: crate::barrier::Detached,
+    pub(crate) barriers: crate::relay::Barriers,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -241,6 +242,7 @@ impl Registry {
             in_flight: AtomicUsize::new(0),
             terminate: AtomicBool::new(false),
             detached: Default::default(),
+            barriers: Default::default(),
         }
     }
 
@@ -248,13 +250,34 @@ impl Registry {
         self.infos.len()
     }
 
-    /// Queues a job from outside the pool and wakes a worker for it.
+    /// Queues a job from outside the pool and wakes a worker for it (under relay, the
+    /// manager, which alone takes such jobs).
     pub(crate) fn inject(&self, job: JobRef) {
         let mut q = lock(&self.injector);
         q.push_back(job);
         self.injected.store(q.len(), SeqCst);
         drop(q);
-        self.sleep.wake_one();
+        match self.scheduler {
+            Scheduler::Lace => self.sleep.wake_one(),
+            Scheduler::Relay => {
+                let m = crate::relay::MANAGER as usize;
+                self.infos[m].deque.raise_flag();
+                self.sleep.wake(m);
+            }
+        }
+    }
+
+    pub(crate) fn has_injected(&self) -> bool {
+        self.injected.load(SeqCst) > 0
+    }
+
+    pub(crate) fn jobs_len(&self, w: usize) -> usize {
+        self.infos[w].jobs_len.load(SeqCst)
+    }
+
+    /// Whether no heap job is queued anywhere.
+    pub(crate) fn no_jobs_queued(&self) -> bool {
+        !self.has_injected() && (0..self.workers()).all(|w| self.jobs_len(w) == 0)
     }
 
     pub(crate) fn take_injected(&self) -> Option<JobRef> {
@@ -267,14 +290,18 @@ impl Registry {
         job
     }
 
-    /// Queues a heap job on worker `w`'s own job list.
+    /// Queues a heap job on worker `w`'s own job list and wakes a worker for it.
     pub(crate) fn push_job(&self, w: usize, job: JobRef) {
+        self.push_job_quiet(w, job);
+        self.sleep.wake_one();
+    }
+
+    /// Queues a heap job on worker `w`'s own job list.
+    pub(crate) fn push_job_quiet(&self, w: usize, job: JobRef) {
         let info = &self.infos[w];
         let mut q = lock(&info.jobs);
         q.push_back(job);
         info.jobs_len.store(q.len(), SeqCst);
-        drop(q);
-        self.sleep.wake_one();
     }
 
     /// Takes a heap job of worker `w`: the newest if `own`, else the oldest.

@@ -384,8 +384,9 @@ impl Worker {
                 continue;
             }
             idle += 1;
-            let timeout =
-                (self.registry.in_flight.load(Relaxed) > 0).then(|| Duration::from_millis(2));
+            let r = &self.registry;
+            let busy = r.in_flight.load(Relaxed) > 0 || crate::relay::barrier_pending(r);
+            let timeout = busy.then(|| Duration::from_millis(2));
             self.back_off(idle, timeout);
         }
     }
@@ -393,7 +394,10 @@ impl Worker {
     /// Runs one job from this worker's own list, the injector, or another worker.
     fn find_work(&self) -> bool {
         let r = &self.registry;
-        if let Some(job) = r.take_job(self.index, true).or_else(|| r.take_injected()) {
+        if let Some(job) = r
+            .take_job(self.index, true)
+            .or_else(|| self.take_injected())
+        {
             // SAFETY: every queued `JobRef` is taken exactly once.
             unsafe { job.execute(self) };
             return true;
@@ -412,6 +416,9 @@ impl Worker {
     fn steal_random(&self) -> bool {
         let n = self.registry.workers();
         if n == 1 {
+            if self.registry.scheduler == Scheduler::Relay {
+                crate::relay::poll(self);
+            }
             return false;
         }
         let mut v = self.next_random() as usize % (n - 1);
@@ -439,12 +446,23 @@ impl Worker {
                 }
             }
         }
-        if let Some(job) = self.registry.take_job(victim, false) {
-            // SAFETY: every queued `JobRef` is taken exactly once.
-            unsafe { job.execute(self) };
-            return true;
+        if self.registry.scheduler == Scheduler::Lace {
+            if let Some(job) = self.registry.take_job(victim, false) {
+                // SAFETY: every queued `JobRef` is taken exactly once.
+                unsafe { job.execute(self) };
+                return true;
+            }
         }
         false
+    }
+
+    /// A job submitted from outside; under relay only the manager takes them, so that
+    /// termination detection sees every way work enters the pool.
+    fn take_injected(&self) -> Option<JobRef> {
+        match self.registry.scheduler {
+            Scheduler::Lace => self.registry.take_injected(),
+            Scheduler::Relay => crate::relay::take_injected(self),
+        }
     }
 
     pub(crate) fn next_random(&self) -> u64 {

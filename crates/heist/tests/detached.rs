@@ -65,3 +65,27 @@ fn barrier_inside_a_root_task_and_panics_reach_it() {
         assert_eq!(pool.run(|w| fib(w, 10)), 55);
     }
 }
+
+#[test]
+fn relay_termination_detection_is_never_early_oversubscribed() {
+    for n in [2, 5, 16] {
+        let pool = Pool::builder()
+            .workers(n)
+            .scheduler(Scheduler::Relay)
+            .build()
+            .unwrap();
+        for round in 0..40 {
+            let count = Arc::new(AtomicUsize::new(0));
+            for _ in 0..3 {
+                let c = Arc::clone(&count);
+                pool.spawn_detached(move |w| spread(w, c, 3));
+            }
+            pool.barrier();
+            assert_eq!(
+                count.load(Ordering::SeqCst),
+                3 * 40,
+                "{n} workers, round {round}"
+            );
+        }
+    }
+}

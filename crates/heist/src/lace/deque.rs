@@ -245,7 +245,9 @@ impl Owner {
     /// Opens the gates again: pushes up to the end, pops down to `o_split`.
     fn open(&self) {
         self.gate().limit.store(self.end.cast_mut(), Relaxed);
-        self.gate().floor.store(self.o_split.get().cast_mut(), Relaxed);
+        self.gate()
+            .floor
+            .store(self.o_split.get().cast_mut(), Relaxed);
     }
 
     /// Moves `o_split` (and the pop gate with it).

@@ -7,19 +7,27 @@
 //! handled whenever the owner pushes or pops with a request waiting, in every wait loop,
 //! and at `heist::poll()`.
 //!
+//! Termination (thesis §4.1–4.2) is detected by a manager, worker 0, from the requests
+//! themselves; see `termination.rs`. Heap jobs (scope spawns, detached tasks) are handed
+//! out through requests as well, and only the manager takes jobs submitted from outside,
+//! so that every way a worker can get work is visible to the protocol.
+//!
 //! Tasks stay in the victim's deque (direct task storage): a message carries the first
 //! slot and a count, the thief runs them in place and marks each one done, and the
 //! victim that later pops one waits for it like Lace's owner does for a stolen task.
 
 pub(crate) mod channel;
+mod termination;
+
+pub(crate) use termination::{barrier, barrier_pending, Barriers, Termination, MANAGER};
 
 use crate::lace::deque::Pop;
 use crate::stats::stat;
-use crate::task::Slot;
+use crate::task::{JobRef, Slot};
 use crate::worker::Worker;
 use std::cell::Cell;
-use std::time::{Duration, Instant};
 use std::sync::atomic::{fence, Ordering::Relaxed, Ordering::SeqCst};
+use std::time::{Duration, Instant};
 
 /// Steals per adaptive-stealing interval (thesis §5.1.3).
 const ADAPT_INTERVAL: u32 = 25;
@@ -30,20 +38,36 @@ const ADAPT_INTERVAL: u32 = 25;
 const BACKOFF_MIN: Duration = Duration::from_micros(100);
 const BACKOFF_MAX: Duration = Duration::from_micros(3200);
 
+/// What a request says about its thief (thesis §4.1.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// The thief may still be working (a request can be sent early).
+    Working,
+    /// The thief had nothing when its request came back; on its way to the manager.
+    Idle,
+    /// The manager has counted the thief idle.
+    Registered,
+}
+
 /// A steal request. It names its thief for its whole life, however often forwarded.
+/// With `update` set it is a message to the manager that its thief got work.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Request {
     thief: u32,
     failed: u32,
     half: bool,
+    status: Status,
+    update: bool,
 }
 
-/// Tasks handed to a thief: `count` consecutive slots of worker `from`'s deque.
+/// Tasks handed to a thief: `count` consecutive slots of worker `from`'s deque, or one
+/// heap job of its job list.
 #[derive(Clone, Copy)]
 pub(crate) struct Batch {
     first: *const Slot,
     count: u32,
     from: u32,
+    job: Option<JobRef>,
 }
 
 // SAFETY: a batch transfers the right to run its slots to the receiving thief; the slots
@@ -75,6 +99,12 @@ impl Channels {
 /// A worker's own relay state.
 pub(crate) struct Local {
     outstanding: Cell<bool>,
+    /// The status our request had when it was last home (it keeps it across rounds).
+    status: Cell<Status>,
+    /// The manager's idle set (worker 0 only).
+    pub(crate) term: Termination,
+    /// The request in flight carries a status that a barrier exit has overruled.
+    revoked: Cell<bool>,
     last_victim: Cell<Option<u32>>,
     half: Cell<bool>,
     steals: Cell<u32>,
@@ -87,10 +117,21 @@ pub(crate) struct Local {
     backoff: Cell<Duration>,
 }
 
+impl Local {
+    /// After a barrier: whatever our request in flight says, we are working.
+    fn resume_working(&self) {
+        self.status.set(Status::Working);
+        self.revoked.set(self.outstanding.get());
+    }
+}
+
 impl Default for Local {
     fn default() -> Local {
         Local {
             outstanding: Cell::new(false),
+            status: Cell::new(Status::Working),
+            term: Termination::default(),
+            revoked: Cell::new(false),
             last_victim: Cell::new(None),
             half: Cell::new(false),
             steals: Cell::new(0),
@@ -110,10 +151,28 @@ pub(crate) fn poll(w: &Worker) {
     // Pairs with the fence in `send`: either we see the request, or the sender's flag
     // store lands after our clear and the next push or pop comes back here.
     fence(SeqCst);
-    let ch = &w.registry().infos[w.index()].channels;
+    let r = w.registry();
+    if w.index() as u32 == termination::MANAGER {
+        while let Some(job) = r.take_injected() {
+            termination::unregister(w, termination::MANAGER);
+            r.push_job_quiet(w.index(), job);
+        }
+    }
+    let ch = &r.infos[w.index()].channels;
     while let Some(req) = ch.requests.recv() {
         handle(w, req);
     }
+    termination::check(w);
+}
+
+/// The manager takes a job submitted from outside; it is busy from then on.
+pub(crate) fn take_injected(w: &Worker) -> Option<JobRef> {
+    if w.index() as u32 != MANAGER {
+        return None;
+    }
+    let job = w.registry().take_injected()?;
+    termination::unregister(w, MANAGER);
+    Some(job)
 }
 
 /// Pop's slow path: poll, then pop unless the top task was handed out.
@@ -124,20 +183,47 @@ pub(crate) fn pop_slow(w: &Worker) -> Pop {
 
 fn handle(w: &Worker, mut req: Request) {
     let me = w.index() as u32;
+    if req.update {
+        termination::update(w, req);
+        return;
+    }
     if req.thief == me {
-        // Our own request, back after n−1 failures: back off before the next one.
-        let l = &w.relay;
-        l.outstanding.set(false);
-        l.returned_at.set(Some(Instant::now()));
-        l.backoff.set((l.backoff.get() * 2).clamp(BACKOFF_MIN, BACKOFF_MAX));
+        own_returned(w, req);
         return;
     }
+    if try_give(w, &req) {
+        return;
+    }
+    if me == termination::MANAGER && req.status == Status::Idle {
+        req.status = Status::Registered;
+        termination::register(w, req.thief);
+    }
+    forward(w, req);
+}
+
+/// Answers `req` with private tasks (steal-one or steal-half), else with a heap job.
+fn try_give(w: &Worker, req: &Request) -> bool {
     let avail = w.owner().private_len();
-    if avail > 0 {
-        let k = if req.half { (avail / 2).max(1) } else { 1 };
-        give(w, req.thief, k);
-        return;
+    let job = if avail > 0 {
+        None
+    } else {
+        match w.registry().take_job(w.index(), false) {
+            Some(job) => Some(job),
+            None => return false,
+        }
+    };
+    if req.status == Status::Registered {
+        termination::reactivated(w, *req);
     }
+    match job {
+        Some(job) => give_job(w, req.thief, job),
+        None => give(w, req.thief, if req.half { (avail / 2).max(1) } else { 1 }),
+    }
+    true
+}
+
+/// Passes `req` on after a failure: to a random worker, or home after n−1 failures.
+fn forward(w: &Worker, mut req: Request) {
     let n = w.workers() as u32;
     req.failed += 1;
     if req.failed < n - 1 {
@@ -147,6 +233,33 @@ fn handle(w: &Worker, mut req: Request) {
     } else {
         stat!(w.counters(), requests_returned);
         send(w, req.thief, req);
+    }
+}
+
+/// Our own request came back after n−1 failures. If we have nothing, it goes to the
+/// manager as "idle" (once per idle period); otherwise, or once registered, we back off.
+fn own_returned(w: &Worker, mut req: Request) {
+    let l = &w.relay;
+    l.outstanding.set(false);
+    if l.revoked.replace(false) {
+        req.status = Status::Working;
+    }
+    l.returned_at.set(Some(Instant::now()));
+    l.backoff
+        .set((l.backoff.get() * 2).clamp(BACKOFF_MIN, BACKOFF_MAX));
+    l.status.set(req.status);
+    if req.status == Status::Working && termination::is_idle(w) {
+        req.status = Status::Idle;
+        req.failed = 0;
+        l.outstanding.set(true);
+        if w.index() as u32 == termination::MANAGER {
+            req.status = Status::Registered;
+            l.status.set(Status::Registered);
+            termination::register(w, req.thief);
+            forward(w, req);
+        } else {
+            send(w, termination::MANAGER, req);
+        }
     }
 }
 
@@ -181,6 +294,25 @@ fn give(w: &Worker, thief: u32, k: u32) {
         first,
         count: k,
         from: w.index() as u32,
+        job: None,
+    };
+    let sent = r.infos[thief as usize].channels.tasks.send(batch);
+    assert!(
+        sent,
+        "relay: a thief has at most one request out, so its task channel has room"
+    );
+    r.sleep.wake(thief as usize);
+}
+
+/// Hands one heap job to `thief`, and wakes it.
+fn give_job(w: &Worker, thief: u32, job: JobRef) {
+    stat!(w.counters(), steal_one);
+    let r = w.registry();
+    let batch = Batch {
+        first: std::ptr::null(),
+        count: 1,
+        from: w.index() as u32,
+        job: Some(job),
     };
     let sent = r.infos[thief as usize].channels.tasks.send(batch);
     assert!(
@@ -191,7 +323,7 @@ fn give(w: &Worker, thief: u32, k: u32) {
 }
 
 /// Queues `req` at worker `to`, raises its flag and wakes it if it sleeps.
-fn send(w: &Worker, to: u32, req: Request) {
+pub(crate) fn send(w: &Worker, to: u32, req: Request) {
     let r = w.registry();
     let info = &r.infos[to as usize];
     let sent = info.channels.requests.send(req);
@@ -210,11 +342,18 @@ pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
     poll(w);
     let ch = &w.registry().infos[w.index()].channels;
     if let Some(batch) = ch.tasks.recv() {
-        w.relay.outstanding.set(false);
-        w.relay.returned_at.set(None);
-        w.relay.backoff.set(Duration::ZERO);
-        w.relay.last_victim.set(Some(batch.from));
-        run_batch(w, batch);
+        let l = &w.relay;
+        l.outstanding.set(false);
+        l.status.set(Status::Working);
+        l.revoked.set(false);
+        l.returned_at.set(None);
+        l.backoff.set(Duration::ZERO);
+        l.last_victim.set(Some(batch.from));
+        match batch.job {
+            // SAFETY: a job handed over in a batch is executed exactly once, here.
+            Some(job) => unsafe { job.execute(w) },
+            None => run_batch(w, batch),
+        }
         return true;
     }
     if !w.relay.outstanding.get() && may_request(w) {
@@ -224,6 +363,8 @@ pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
             thief: w.index() as u32,
             failed: 0,
             half: w.relay.half.get(),
+            status: w.relay.status.get(),
+            update: false,
         };
         w.relay.outstanding.set(true);
         stat!(w.counters(), requests_sent);
@@ -235,7 +376,8 @@ pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
 /// Whether a new request may go out: there is work in flight somewhere in the pool, and
 /// the back-off after the last unanswered request has passed.
 fn may_request(w: &Worker) -> bool {
-    if w.registry().in_flight.load(Relaxed) == 0 {
+    let r = w.registry();
+    if r.in_flight.load(Relaxed) == 0 && !termination::barrier_pending(r) {
         return false;
     }
     match w.relay.returned_at.get() {
