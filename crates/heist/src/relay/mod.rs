@@ -155,7 +155,7 @@ pub(crate) fn poll(w: &Worker) {
     if w.index() as u32 == termination::MANAGER {
         while let Some(job) = r.take_injected() {
             termination::unregister(w, termination::MANAGER);
-            r.push_job_quiet(w.index(), job);
+            r.push_job(w.index(), job);
         }
     }
     let ch = &r.infos[w.index()].channels;
@@ -170,8 +170,11 @@ pub(crate) fn take_injected(w: &Worker) -> Option<JobRef> {
     if w.index() as u32 != MANAGER {
         return None;
     }
-    let job = w.registry().take_injected()?;
+    let r = w.registry();
+    let job = r.take_injected()?;
     termination::unregister(w, MANAGER);
+    // Someone must start asking for the work this job will create.
+    r.sleep.wake_one();
     Some(job)
 }
 
