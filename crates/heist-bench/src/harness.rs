@@ -135,6 +135,8 @@ counters! {
     requests_returned,
     /// Requests answered with half of the deque (relay).
     steal_half,
+    /// Requests answered with a single task (relay).
+    steal_one,
     /// Tasks received through steals.
     tasks_stolen,
 }

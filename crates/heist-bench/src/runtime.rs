@@ -5,6 +5,10 @@ use crate::fork::{self, Fork};
 use std::fmt;
 use std::str::FromStr;
 
+/// The stack size of every worker thread (and of the harness thread that runs `seq`):
+/// uts T3L recurses about 18 000 tree levels, ~1 KB each on heist and up to 2 KB on rayon.
+pub const STACK_SIZE: usize = 256 << 20;
+
 /// Which runtime executes a kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RuntimeKind {
@@ -100,6 +104,7 @@ impl Runtime {
                 let pool = heist::Pool::builder()
                     .workers(workers)
                     .scheduler(scheduler)
+                    .stack_size(STACK_SIZE)
                     .build()
                     .map_err(|e| format!("{kind}: {e:?}"))?;
                 Engine::Heist(pool)
@@ -107,9 +112,11 @@ impl Runtime {
             RuntimeKind::Rayon => Engine::Rayon(
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(workers)
+                    .stack_size(STACK_SIZE)
                     .build()
                     .map_err(|e| format!("rayon: {e}"))?,
             ),
+            // chili has no stack setting; its threads take `RUST_MIN_STACK` (see `main`).
             RuntimeKind::Chili => Engine::Chili(chili::ThreadPool::with_config(chili::Config {
                 thread_count: std::num::NonZero::new(workers),
                 ..chili::Config::default()
