@@ -1,8 +1,10 @@
 //! Benchmark kernels for heist (BENCHMARKS.md), the runtimes they run on, and the harness.
 
+pub mod barrier;
 pub mod bench;
 pub mod fork;
 pub mod harness;
 pub mod idle;
 pub mod kernels;
 pub mod runtime;
+pub mod spawn;

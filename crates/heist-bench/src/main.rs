@@ -1,8 +1,10 @@
 //! `heist-bench`: lists the kernels, runs one or all of them on every runtime, and measures
-//! heist's idle behaviour. Exit status: 0 on success, 1 when a kernel failed verification,
-//! 2 for a usage error (unknown kernel or runtime, bad size, a runtime that cannot start).
+//! heist's idle behaviour and its task barrier. Exit status: 0 on success, 1 when a kernel
+//! failed verification, 2 for a usage error (unknown kernel or runtime, bad size, a
+//! runtime that cannot start).
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use heist_bench::barrier::{self, BarrierOptions};
 use heist_bench::bench::{Bench, SizeClass};
 use heist_bench::harness::{self, BenchReport, Options, SizeArg};
 use heist_bench::idle::{self, IdleOptions};
@@ -31,6 +33,8 @@ enum Cmd {
     Suite(Common),
     /// Measures heist's CPU use when idle and its wake-up latency.
     Idle(IdleArgs),
+    /// Measures the latency of heist's task barrier against a counter barrier.
+    Barrier(BarrierArgs),
 }
 
 /// Options shared by `run` and `suite`.
@@ -89,6 +93,28 @@ struct IdleArgs {
     burst_ms: u64,
 }
 
+#[derive(Args)]
+struct BarrierArgs {
+    /// Worker threads of each pool [default: all cores].
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Timed samples per barrier variant.
+    #[arg(long, default_value_t = 200)]
+    samples: usize,
+    /// Print JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Detached tasks per sample [default: 4 × workers].
+    #[arg(long, hide = true)]
+    tasks: Option<usize>,
+    /// µs of work per task.
+    #[arg(long, default_value_t = 50.0, hide = true)]
+    task_us: f64,
+    /// Untimed samples per variant before the timed ones.
+    #[arg(long, default_value_t = 20, hide = true)]
+    warmup: usize,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Sched {
     Lace,
@@ -104,11 +130,31 @@ type Fail = String;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Deep kernels (uts T3L recurses ~18 000 levels) need big stacks on every runtime:
+    // the seq elision and chili's calling thread run on the thread below, and chili's
+    // workers, which have no stack setting, take RUST_MIN_STACK. Nothing else runs yet,
+    // so setting the variable here races with no other thread.
+    if std::env::var_os("RUST_MIN_STACK").is_none() {
+        std::env::set_var(
+            "RUST_MIN_STACK",
+            heist_bench::runtime::STACK_SIZE.to_string(),
+        );
+    }
+    let body = std::thread::Builder::new()
+        .name("heist-bench".into())
+        .stack_size(heist_bench::runtime::STACK_SIZE)
+        .spawn(move || dispatch(cli))
+        .expect("cannot start the harness thread");
+    body.join().unwrap_or_else(|_| ExitCode::from(101))
+}
+
+fn dispatch(cli: Cli) -> ExitCode {
     let res = match cli.cmd {
         Cmd::List => list(),
         Cmd::Run(a) => run(a),
         Cmd::Suite(a) => suite(a),
         Cmd::Idle(a) => idle_cmd(a),
+        Cmd::Barrier(a) => barrier_cmd(a),
     };
     res.unwrap_or_else(|e| {
         eprintln!("heist-bench: error: {e}");
@@ -211,6 +257,23 @@ fn idle_cmd(a: IdleArgs) -> Result<ExitCode, Fail> {
         println!("{}", to_json(&r));
     } else {
         print!("{}", idle::render(&r));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn barrier_cmd(a: BarrierArgs) -> Result<ExitCode, Fail> {
+    let mut o = BarrierOptions::new(workers_or_default(a.workers)?);
+    o.samples = a.samples;
+    o.warmup = a.warmup;
+    o.task_us = a.task_us;
+    if let Some(k) = a.tasks {
+        o.tasks = k;
+    }
+    let r = barrier::measure(&o)?;
+    if a.json {
+        println!("{}", to_json(&r));
+    } else {
+        print!("{}", barrier::render(&r));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -96,3 +96,59 @@ fn idle_json() {
     }
     assert!(v["wake_p50_us"].as_f64() <= v["wake_p99_us"].as_f64());
 }
+
+#[test]
+fn barrier_json() {
+    let args = ["barrier", "--json", "--workers", "2", "--samples", "5"];
+    let out = bench(&[&args[..], &["--warmup", "1", "--task-us", "5"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON object");
+    assert_eq!(v["workers"], 2);
+    assert_eq!(v["tasks"], 8, "4 × workers by default");
+    let results = v["results"].as_array().unwrap();
+    let names: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r["barrier"].as_str())
+        .collect();
+    for want in ["heist-lace", "heist-relay", "counter/heist-lace"] {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
+    for r in results {
+        assert_eq!(r["samples"], 5);
+        let (p50, p99) = (r["p50_us"].as_f64().unwrap(), r["p99_us"].as_f64().unwrap());
+        assert!(0.0 <= p50 && p50 <= p99, "{r}");
+    }
+}
+
+#[test]
+fn barrier_table_and_bad_samples() {
+    let out = bench(&[
+        "barrier",
+        "--workers",
+        "1",
+        "--samples",
+        "2",
+        "--warmup",
+        "0",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("counter/heist-relay"));
+    let out = bench(&["barrier", "--workers", "1", "--samples", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("sample"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn list_says_which_runtimes_cannot_run_spc() {
+    let out = bench(&["list"]);
+    let stdout = text(&out.stdout);
+    let spc = stdout.lines().find(|l| l.starts_with("spc ")).unwrap_or("");
+    assert!(spc.contains("not on chili"), "{stdout}");
+    let out = bench(&["run", "spc", "--runtimes", "chili", "--size", "test"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("chili"), "{}", text(&out.stderr));
+}

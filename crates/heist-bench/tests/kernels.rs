@@ -5,11 +5,12 @@ use heist_bench::bench::{Bench, SizeClass};
 use heist_bench::kernels;
 use heist_bench::runtime::{Runtime, RuntimeKind};
 
-/// The runtimes and worker counts each kernel is checked on. To add a runtime (e.g.
-/// `HeistRelay`), add a line here and a `#[test]` below that calls [`check_runtime`].
+/// The runtimes and worker counts each kernel is checked on. To add a runtime, add a
+/// line here and a `#[test]` below that calls [`check_runtime`].
 const CONFIGS: &[(RuntimeKind, &[usize])] = &[
     (RuntimeKind::Seq, &[1]),
     (RuntimeKind::HeistLace, &[1, 2, 4]),
+    (RuntimeKind::HeistRelay, &[1, 2, 4]),
     (RuntimeKind::Rayon, &[2]),
     (RuntimeKind::Chili, &[2]),
 ];
@@ -56,6 +57,11 @@ fn heist_lace() {
 }
 
 #[test]
+fn heist_relay() {
+    check_runtime(RuntimeKind::HeistRelay);
+}
+
+#[test]
 fn rayon() {
     check_runtime(RuntimeKind::Rayon);
 }
@@ -87,4 +93,50 @@ fn nonsense_sizes_are_rejected() {
             b.name()
         );
     }
+}
+
+/// The spawn-style and heist-only kernels, with the runtimes each must support (every
+/// configured runtime not listed must be refused).
+const NEW_KERNELS: &[(&str, &[RuntimeKind])] = &[
+    ("spc", &[SEQ, LACE, RELAY, RAYON]),
+    ("bpc", &[SEQ, LACE, RELAY, RAYON]),
+    ("treerec-futures", &[SEQ, LACE, RELAY]),
+    ("sparselu-detached", &[SEQ, LACE, RELAY]),
+];
+
+const SEQ: RuntimeKind = RuntimeKind::Seq;
+const LACE: RuntimeKind = RuntimeKind::HeistLace;
+const RELAY: RuntimeKind = RuntimeKind::HeistRelay;
+const RAYON: RuntimeKind = RuntimeKind::Rayon;
+
+#[test]
+fn new_kernels_support_exactly_their_runtimes() {
+    for (name, kinds) in NEW_KERNELS {
+        let b = kernels::find(name).unwrap_or_else(|| panic!("{name} is not registered"));
+        for k in RuntimeKind::ALL {
+            assert_eq!(b.supports(k), kinds.contains(&k), "{name} on {k}");
+        }
+    }
+}
+
+/// Each new kernel at test size on every runtime it supports, at 1 and 2 workers (the
+/// runtimes' own tests above cover 4), so a failure names the kernel directly.
+#[test]
+fn new_kernels_verify_on_their_runtimes() {
+    let mut failures = Vec::new();
+    for w in [1, 2] {
+        let rts: Vec<Runtime> = [SEQ, LACE, RELAY, RAYON]
+            .into_iter()
+            .map(|k| Runtime::new(k, w).unwrap())
+            .collect();
+        for (name, kinds) in NEW_KERNELS {
+            let b = kernels::find(name).unwrap();
+            for rt in rts.iter().filter(|rt| kinds.contains(&rt.kind())) {
+                if let Err(e) = run_twice(b, rt) {
+                    failures.push(format!("{name} on {} x{w}: {e}", rt.kind()));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -1,12 +1,16 @@
 //! The kernel catalogue: one file per kernel.
 
+pub mod bpc;
 pub mod cilksort;
 pub mod fib;
 pub mod matmul;
 pub mod nqueens;
 pub mod quicksort;
 pub mod sparselu;
+pub mod sparselu_detached;
+pub mod spc;
 pub mod treerec;
+pub mod treerec_futures;
 pub mod uts;
 pub mod work;
 
@@ -23,6 +27,10 @@ pub fn all() -> Vec<&'static dyn Bench> {
         &cilksort::Cilksort,
         &quicksort::Quicksort,
         &sparselu::SparseLu,
+        &spc::Spc,
+        &bpc::Bpc,
+        &treerec_futures::TreeRecFutures,
+        &sparselu_detached::SparseLuDetached,
     ]
 }
 

@@ -20,7 +20,7 @@ use crate::fork::{Fork, Seq};
 use crate::runtime::{Runtime, Task};
 
 /// A block: `BS × BS` values, row-major.
-type Block = Box<[f64]>;
+pub(super) type Block = Box<[f64]>;
 
 /// The sparselu kernel of the catalogue.
 pub struct SparseLu;
@@ -49,7 +49,7 @@ impl Bench for SparseLu {
 }
 
 /// Parses `"NB,BS"` (blocks per side, block side), e.g. `"40,32"`.
-fn parse_size(size: &str) -> Result<(usize, usize), String> {
+pub(super) fn parse_size(size: &str) -> Result<(usize, usize), String> {
     let bad = || format!("sparselu: size `{size}` is not \"NB,BS\" (e.g. \"40,32\")");
     let (nb, bs) = size.split_once(',').ok_or_else(bad)?;
     let nb: usize = nb.trim().parse().map_err(|_| bad())?;
@@ -63,9 +63,9 @@ fn parse_size(size: &str) -> Result<(usize, usize), String> {
 /// A sparse block matrix: `nb × nb` optional blocks, row-major.
 #[derive(Clone, PartialEq, Debug)]
 pub struct Matrix {
-    nb: usize,
-    bs: usize,
-    blocks: Vec<Option<Block>>,
+    pub(super) nb: usize,
+    pub(super) bs: usize,
+    pub(super) blocks: Vec<Option<Block>>,
 }
 
 /// BOTS `genmat`'s structure: whether block `(ii, jj)` is allocated.
@@ -139,7 +139,7 @@ impl Matrix {
 }
 
 /// BOTS `lu0`: in-place LU of a diagonal block (unit lower L below, U on and above).
-fn lu0(diag: &mut [f64], bs: usize) {
+pub(super) fn lu0(diag: &mut [f64], bs: usize) {
     for k in 0..bs {
         let (top, rest) = diag.split_at_mut((k + 1) * bs);
         let pivot_row = &top[k * bs..];
@@ -154,7 +154,7 @@ fn lu0(diag: &mut [f64], bs: usize) {
 }
 
 /// BOTS `fwd`: `col ← L⁻¹·col`, with L the unit lower part of `diag`.
-fn fwd(diag: &[f64], col: &mut [f64], bs: usize) {
+pub(super) fn fwd(diag: &[f64], col: &mut [f64], bs: usize) {
     for k in 0..bs {
         let (top, rest) = col.split_at_mut((k + 1) * bs);
         let row_k = &top[k * bs..];
@@ -168,7 +168,7 @@ fn fwd(diag: &[f64], col: &mut [f64], bs: usize) {
 }
 
 /// BOTS `bdiv`: `row ← row·U⁻¹`, with U the upper part of `diag`.
-fn bdiv(diag: &[f64], row: &mut [f64], bs: usize) {
+pub(super) fn bdiv(diag: &[f64], row: &mut [f64], bs: usize) {
     for r in row.chunks_exact_mut(bs) {
         for k in 0..bs {
             let u_row = &diag[k * bs..(k + 1) * bs];
@@ -182,7 +182,7 @@ fn bdiv(diag: &[f64], row: &mut [f64], bs: usize) {
 }
 
 /// BOTS `bmod`: `inner ← inner − row·col`.
-fn bmod(row: &[f64], col: &[f64], inner: &mut [f64], bs: usize) {
+pub(super) fn bmod(row: &[f64], col: &[f64], inner: &mut [f64], bs: usize) {
     for (inner_row, a_row) in inner.chunks_exact_mut(bs).zip(row.chunks_exact(bs)) {
         for (&a, col_row) in a_row.iter().zip(col.chunks_exact(bs)) {
             for (x, &c) in inner_row.iter_mut().zip(col_row) {
@@ -257,7 +257,7 @@ impl Task for SparseLuTask<'_> {
 
 /// Compares the factored `got` with the reference: same allocated blocks, every value
 /// within 1e-9 relative (absolute below magnitude 1).
-fn compare(got: &Matrix, reference: &Matrix) -> Result<(), String> {
+pub(super) fn compare(got: &Matrix, reference: &Matrix) -> Result<(), String> {
     let pairs = got.blocks.iter().zip(&reference.blocks).enumerate();
     for (idx, (g, r)) in pairs {
         let (ii, jj) = (idx / got.nb, idx % got.nb);

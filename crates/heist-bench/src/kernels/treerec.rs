@@ -42,7 +42,7 @@ impl Bench for TreeRec {
 }
 
 /// Parses `"n,t"`, also written `"n=24,t=1"` or `"n=24, t=1"`; a lone `"n"` means `t = 1`.
-fn parse_size(size: &str) -> Result<(u32, f64), String> {
+pub(super) fn parse_size(size: &str) -> Result<(u32, f64), String> {
     let bad = || format!("treerec: size `{size}` is not \"n,t\" (e.g. \"24,1\" or \"n=24,t=1\")");
     let mut parts = size.split(',').map(str::trim);
     let n_part = parts.next().ok_or_else(bad)?;
