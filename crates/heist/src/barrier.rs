@@ -40,6 +40,11 @@ unsafe fn execute<F: FnOnce(&Worker) + Send + 'static>(data: *const (), w: &Work
     if registry.detached.pending.fetch_sub(1, AcqRel) == 1 {
         let _g = lock(&registry.detached.panic);
         registry.detached.idle.notify_all();
+        drop(_g);
+        // A worker waiting in `Worker::barrier` may have gone to sleep.
+        if registry.sleep.has_sleepers() {
+            registry.sleep.wake_all();
+        }
     }
 }
 

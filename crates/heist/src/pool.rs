@@ -316,6 +316,23 @@ impl Registry {
         job
     }
 
+    /// Takes the oldest heap job of worker `w`, or the older half of them.
+    pub(crate) fn take_oldest_jobs(&self, w: usize, half: bool) -> Vec<JobRef> {
+        let info = &self.infos[w];
+        if info.jobs_len.load(Relaxed) == 0 {
+            return Vec::new();
+        }
+        let mut q = lock(&info.jobs);
+        let k = if half {
+            q.len().div_ceil(2)
+        } else {
+            q.len().min(1)
+        };
+        let jobs: Vec<JobRef> = q.drain(..k).collect();
+        info.jobs_len.store(q.len(), Relaxed);
+        jobs
+    }
+
     /// Whether any work is visible to a thief (a sleeper's last look).
     pub(crate) fn has_visible_work(&self) -> bool {
         self.injected.load(SeqCst) > 0

@@ -488,7 +488,15 @@ impl Worker {
 
     /// Queues a heap job where this worker will find it first and thieves can take it.
     pub(crate) fn push_job(&self, job: JobRef) {
-        self.registry.push_job(self.index, job);
+        match self.registry.scheduler {
+            Scheduler::Lace => self.registry.push_job(self.index, job),
+            Scheduler::Relay => {
+                // Thieves get heap jobs by asking; a producer that spawns in a loop
+                // answers them here, like a push does.
+                self.registry.push_job_quiet(self.index, job);
+                self.poll();
+            }
+        }
     }
 }
 
