@@ -17,6 +17,8 @@
 //! victim that later pops one waits for it like Lace's owner does for a stolen task.
 
 pub(crate) mod channel;
+#[cfg(all(test, loom))]
+mod loom_channel;
 mod termination;
 
 pub(crate) use termination::{barrier, barrier_pending, Barriers, Termination, MANAGER};
@@ -60,14 +62,14 @@ pub(crate) struct Request {
     update: bool,
 }
 
-/// Tasks handed to a thief: `count` consecutive slots of worker `from`'s deque, or one
-/// heap job of its job list.
+/// Tasks handed to a thief: `count` consecutive slots of worker `from`'s deque, or, if
+/// `jobs` is not null, `count` heap jobs from its job list in one boxed vector.
 #[derive(Clone, Copy)]
 pub(crate) struct Batch {
     first: *const Slot,
     count: u32,
     from: u32,
-    job: Option<JobRef>,
+    jobs: *mut Vec<JobRef>,
 }
 
 // SAFETY: a batch transfers the right to run its slots to the receiving thief; the slots
@@ -204,22 +206,24 @@ fn handle(w: &Worker, mut req: Request) {
     forward(w, req);
 }
 
-/// Answers `req` with private tasks (steal-one or steal-half), else with a heap job.
+/// Answers `req` with private tasks, else with heap jobs: one, or half of them in
+/// steal-half mode.
 fn try_give(w: &Worker, req: &Request) -> bool {
     let avail = w.owner().private_len();
-    let job = if avail > 0 {
+    let jobs = if avail > 0 {
         None
     } else {
-        match w.registry().take_job(w.index(), false) {
-            Some(job) => Some(job),
-            None => return false,
+        let jobs = w.registry().take_oldest_jobs(w.index(), req.half);
+        if jobs.is_empty() {
+            return false;
         }
+        Some(jobs)
     };
     if req.status == Status::Registered {
         termination::reactivated(w, *req);
     }
-    match job {
-        Some(job) => give_job(w, req.thief, job),
+    match jobs {
+        Some(jobs) => give_jobs(w, req.thief, jobs),
         None => give(w, req.thief, if req.half { (avail / 2).max(1) } else { 1 }),
     }
     true
@@ -297,7 +301,7 @@ fn give(w: &Worker, thief: u32, k: u32) {
         first,
         count: k,
         from: w.index() as u32,
-        job: None,
+        jobs: std::ptr::null_mut(),
     };
     let sent = r.infos[thief as usize].channels.tasks.send(batch);
     assert!(
@@ -307,15 +311,17 @@ fn give(w: &Worker, thief: u32, k: u32) {
     r.sleep.wake(thief as usize);
 }
 
-/// Hands one heap job to `thief`, and wakes it.
-fn give_job(w: &Worker, thief: u32, job: JobRef) {
-    stat!(w.counters(), steal_one);
+/// Hands heap jobs to `thief` in one message, and wakes it.
+fn give_jobs(w: &Worker, thief: u32, jobs: Vec<JobRef>) {
+    let count = jobs.len() as u32;
+    stat!(w.counters(), steal_half, count > 1);
+    stat!(w.counters(), steal_one, count == 1);
     let r = w.registry();
     let batch = Batch {
         first: std::ptr::null(),
-        count: 1,
+        count,
         from: w.index() as u32,
-        job: Some(job),
+        jobs: Box::into_raw(Box::new(jobs)),
     };
     let sent = r.infos[thief as usize].channels.tasks.send(batch);
     assert!(
@@ -352,10 +358,11 @@ pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
         l.returned_at.set(None);
         l.backoff.set(Duration::ZERO);
         l.last_victim.set(Some(batch.from));
-        match batch.job {
-            // SAFETY: a job handed over in a batch is executed exactly once, here.
-            Some(job) => unsafe { job.execute(w) },
-            None => run_batch(w, batch),
+        if batch.jobs.is_null() {
+            run_batch(w, batch);
+        } else {
+            // SAFETY: `give_jobs` boxed the vector for this one message; we own it now.
+            run_jobs(w, *unsafe { Box::from_raw(batch.jobs) });
         }
         return true;
     }
@@ -405,6 +412,21 @@ fn adapt(w: &Worker) {
     }
     l.steals.set(0);
     l.executed.set(0);
+}
+
+/// Runs the first of the received jobs and queues the rest here, where further thieves
+/// can ask for them.
+fn run_jobs(w: &Worker, jobs: Vec<JobRef>) {
+    stat!(w.counters(), tasks_stolen, jobs.len());
+    let l = &w.relay;
+    l.steals.set(l.steals.get() + 1);
+    l.executed.set(l.executed.get() + jobs.len() as u32);
+    let mut jobs = jobs.into_iter();
+    let first = jobs.next().expect("a batch holds at least one job");
+    let r = w.registry();
+    jobs.for_each(|j| r.push_job_quiet(w.index(), j));
+    // SAFETY: a job handed over in a batch is executed exactly once, here.
+    unsafe { first.execute(w) };
 }
 
 /// Runs a received batch. The batch is split in halves by `join`, so the tasks not yet
