@@ -71,10 +71,12 @@ impl<'w> Futures<'w> {
         R: Send + 'w,
     {
         let w = self.w;
-        assert_eq!(
-            w.owner().depth(),
-            self.base + self.live.get(),
-            "heist: a future must be spawned directly in its `futures` scope"
+        // Only the innermost scope may spawn, and only at its own level: so the slots
+        // above `base` are this scope's futures, and its end drains nothing else.
+        let innermost = w.futures_scope.get() == self as *const Futures<'w> as *const ();
+        assert!(
+            innermost && w.owner().depth() == self.base + self.live.get(),
+            "heist: a future must be spawned directly in the innermost `futures` scope"
         );
         let state = if task::fits::<F, R>() {
             match w.push_task::<F, R>(f) {
@@ -193,7 +195,11 @@ impl Worker {
             dropped_panic: Cell::new(None),
             _inv: PhantomData,
         };
+        let outer = self
+            .futures_scope
+            .replace(&scope as *const Futures<'w> as *const ());
         let out = panic::catch_unwind(AssertUnwindSafe(|| op(&scope)));
+        self.futures_scope.set(outer);
         self.drain_leaked(scope.base);
         match (out, scope.dropped_panic.take()) {
             (Err(p), _) | (Ok(_), Some(p)) => panic::resume_unwind(p),

@@ -36,6 +36,8 @@ pub struct Worker {
     owner: Owner,
     rng: Cell<u64>,
     pub(crate) relay: crate::relay::Local,
+    /// The innermost `Worker::futures` scope running on this worker, if any.
+    pub(crate) futures_scope: Cell<*const ()>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -80,6 +82,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
             0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
         ),
         relay: crate::relay::Local::default(),
+        futures_scope: Cell::new(ptr::null()),
         _not_send: PhantomData,
     };
     CURRENT.with(|c| c.set(&w));

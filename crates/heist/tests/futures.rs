@@ -124,3 +124,30 @@ fn large_futures_and_full_deques_work() {
         assert_eq!(r, 120 * 10 + 5 * 21);
     }
 }
+
+#[test]
+fn an_outer_scope_cannot_spawn_inside_an_inner_one() {
+    for pool in pools() {
+        let r = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.run(|w| {
+                w.futures(|outer| {
+                    w.futures(|_inner| {
+                        let f = outer.spawn(|_| 1u64);
+                        f.join()
+                    })
+                })
+            })
+        }));
+        let msg = r.unwrap_err();
+        let msg = msg.downcast_ref::<&str>().copied().unwrap_or_default();
+        assert!(msg.contains("innermost"), "{msg}");
+        let ok = pool.run(|w| {
+            w.futures(|outer| {
+                let a = outer.spawn(|_| 2u64);
+                let b = w.futures(|inner| inner.spawn(|_| 3u64).join());
+                a.join() + b
+            })
+        });
+        assert_eq!(ok, 5);
+    }
+}
