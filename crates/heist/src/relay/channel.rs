@@ -7,7 +7,7 @@
 use crate::lace::deque::Padded;
 use crate::sync::{AtomicUsize, RaceCell};
 use std::mem::MaybeUninit;
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
 /// A single-producer single-consumer ring buffer.
 pub(crate) struct Spsc<T> {
@@ -109,7 +109,9 @@ impl<T: Copy> Mpsc<T> {
     /// Sends `v` from any thread; false if the queue is full.
     pub(crate) fn send(&self, v: T) -> bool {
         let mask = self.cells.len() - 1;
-        let mut tail = self.tail.0.load(Relaxed);
+        // Acquire on every read of `tail`: whoever moved it saw the consumer release the
+        // cell it points at, and so must we before calling the queue full.
+        let mut tail = self.tail.0.load(Acquire);
         loop {
             let cell = &self.cells[tail & mask];
             let seq = cell.seq.load(Acquire);
@@ -117,7 +119,7 @@ impl<T: Copy> Mpsc<T> {
                 match self
                     .tail
                     .0
-                    .compare_exchange_weak(tail, tail + 1, Relaxed, Relaxed)
+                    .compare_exchange_weak(tail, tail + 1, AcqRel, Acquire)
                 {
                     Ok(_) => {
                         // SAFETY: the CAS gave this producer the cell for this lap; the
@@ -131,7 +133,7 @@ impl<T: Copy> Mpsc<T> {
             } else if seq < tail {
                 return false;
             } else {
-                tail = self.tail.0.load(Relaxed);
+                tail = self.tail.0.load(Acquire);
             }
         }
     }
