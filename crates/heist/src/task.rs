@@ -196,3 +196,66 @@ impl JobRef {
         unsafe { (self.exec)(self.data, w) }
     }
 }
+
+/// Test hooks for the loom models of the deque, which cannot build a `Worker`.
+#[cfg(all(test, loom))]
+impl Slot {
+    /// `put` for a job that takes no worker.
+    ///
+    /// # Safety
+    /// As for `put`.
+    pub(crate) unsafe fn put_detached<B, R>(&self, job: B)
+    where
+        B: FnOnce() -> R + Send,
+        R: Send,
+    {
+        debug_assert!(fits::<B, R>());
+        // SAFETY: as in `put`.
+        unsafe {
+            self.exec
+                .with_mut(|e| *e = Some(execute_detached::<B, R> as ExecFn));
+            self.payload.with_mut(|p| {
+                let job = Payload::<B, R> {
+                    job: ManuallyDrop::new(job),
+                };
+                ptr::write(p.cast::<Payload<B, R>>(), job)
+            });
+        }
+    }
+
+    /// `run_stolen` for a slot filled by `put_detached`.
+    ///
+    /// # Safety
+    /// As for `run_stolen`.
+    pub(crate) unsafe fn run_stolen_detached(&self) {
+        // SAFETY: as in `run_stolen`; the detached entry never reads the worker.
+        let exec = unsafe { self.exec.with_mut(|e| *e) };
+        unsafe { exec.expect("a published slot always has a job")(self, ptr::null()) }
+    }
+}
+
+/// `execute` for a job that takes no worker (loom models only).
+#[cfg(all(test, loom))]
+unsafe fn execute_detached<B, R>(slot: *const Slot, _w: *const Worker)
+where
+    B: FnOnce() -> R + Send,
+    R: Send,
+{
+    // SAFETY: as in `execute`.
+    let slot = unsafe { &*slot };
+    let job = unsafe {
+        slot.payload
+            .with_mut(|p| ManuallyDrop::take(&mut (*p.cast::<Payload<B, R>>()).job))
+    };
+    let out = panic::catch_unwind(AssertUnwindSafe(job));
+    // SAFETY: as in `execute`.
+    unsafe {
+        slot.payload.with_mut(|p| {
+            let out = Payload::<B, R> {
+                out: ManuallyDrop::new(out),
+            };
+            ptr::write(p.cast::<Payload<B, R>>(), out)
+        })
+    };
+    slot.thief.store(DONE, Ordering::Release);
+}
