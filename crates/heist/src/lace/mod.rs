@@ -2,3 +2,6 @@
 //! waiting logic in `worker.rs`.
 
 pub(crate) mod deque;
+
+#[cfg(all(test, loom))]
+mod loom_tests;

@@ -1,0 +1,476 @@
+//! loom models of Lace's split deque (`lace::deque`) on its own, driven the way
+//! `Worker::push_task` and `Worker::sync` drive it: the owner writes a job into the slot
+//! at `head` (fast path through the gate, else `next_slot` + `push`, calling `push_slow`
+//! when asked) and pops in LIFO order, running a private task inline and otherwise
+//! waiting for the thief's `DONE` before `pop_stolen` and `take_outcome`. Thieves call
+//! `Deque::steal` a bounded number of times and run what they take.
+//!
+//! Every model checks that each task runs exactly once, that the owner reads the right
+//! result for each task, that thieves ran exactly the tasks the owner saw stolen, and
+//! that the deque ends empty. Models that exist for one path (grow on a split request,
+//! re-publishing after a shrink found everything stolen) also check that the path was
+//! taken in at least one explored execution, so that they cannot pass vacuously.
+//!
+//! A thief stops after its first `Steal::Empty`, so that it writes the push gate (Lace's
+//! `splitreq`) at most once and never reads it afterwards. loom 0.7 does not keep the
+//! modification order of an atomic that several threads store to with relaxed loads in
+//! between (tokio-rs/loom#282, #389): with a thief that test-and-sets the gate twice,
+//! loom lets the owner read an older value after its own newer store, which no real
+//! execution can do, and reports a hang that is not there. One `Empty` per thief keeps
+//! the models sound; the grow model uses a second thief to take what the grow shared.
+//!
+//! The thief side uses two test hooks on `Slot` (`put_detached`, `run_stolen_detached`
+//! in `task.rs`), because `Slot::run_stolen` needs a `&Worker`, which a model cannot
+//! build.
+//!
+//! Run with `.ci/loom` (`RUSTFLAGS="--cfg loom" cargo test -p heist --release --lib loom`).
+//! The preemption bound is [`PREEMPTIONS`] unless `LOOM_MAX_PREEMPTIONS` is set.
+
+use super::deque::{Deque, Owner, Pop, Steal};
+use crate::stats::Counters;
+use crate::task::{fits, Slot, DONE};
+use loom::thread;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Acquire, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// The preemption bound used when `LOOM_MAX_PREEMPTIONS` is not set.
+const PREEMPTIONS: usize = 3;
+
+/// Spins of a waiting owner after which the model reports a hang instead of running into
+/// loom's branch limit (a thief that claimed the task finishes in a few steps).
+const SPIN_LIMIT: usize = 200;
+
+/// Book-keeping of one explored execution. Plain std atomics: loom runs one thread at a
+/// time, and these are not part of the protocol under test, so they add no interleavings.
+struct Runs {
+    runs: Vec<AtomicUsize>,
+}
+
+impl Runs {
+    fn new(tasks: usize) -> Arc<Runs> {
+        Arc::new(Runs {
+            runs: (0..tasks).map(|_| AtomicUsize::new(0)).collect(),
+        })
+    }
+
+    fn check_each_ran_once(&self) {
+        for (id, r) in self.runs.iter().enumerate() {
+            assert_eq!(r.load(Relaxed), 1, "task {id} ran a wrong number of times");
+        }
+    }
+}
+
+/// The result task `id` must produce.
+fn expected(id: usize) -> u64 {
+    0x1000 + 7 * id as u64
+}
+
+/// The job of task `id`: count the run, return `expected(id)`.
+fn job(runs: Arc<Runs>, id: usize) -> impl FnOnce() -> u64 + Send + 'static {
+    move || {
+        runs.runs[id].fetch_add(1, Relaxed);
+        expected(id)
+    }
+}
+
+/// A task the owner pushed, as `Worker::join` keeps it on its stack.
+struct Pushed<'a> {
+    slot: &'a Slot,
+    id: usize,
+}
+
+/// The owner's side: an `Owner` over the shared deque plus the stack of pushed tasks.
+struct OwnerSide<'a, B> {
+    owner: &'a Owner,
+    runs: Arc<Runs>,
+    make: fn(Arc<Runs>, usize) -> B,
+    stack: Vec<Pushed<'a>>,
+    /// The slot `next_slot()` returns on an empty deque.
+    bottom: *const Slot,
+    /// Tasks that were stolen and whose outcome the owner took.
+    stolen: Vec<usize>,
+}
+
+impl<'a, B> OwnerSide<'a, B>
+where
+    B: FnOnce() -> u64 + Send + 'static,
+{
+    fn new(owner: &'a Owner, runs: &Arc<Runs>, make: fn(Arc<Runs>, usize) -> B) -> Self {
+        assert!(fits::<B, u64>(), "the model's job must fit in a slot");
+        let bottom: *const Slot = owner.next_slot().expect("capacity > 0");
+        OwnerSide {
+            owner,
+            runs: Arc::clone(runs),
+            make,
+            stack: Vec::new(),
+            bottom,
+            stolen: Vec::new(),
+        }
+    }
+
+    /// Pushes task `id` like `Worker::push_task`: the fast path when the gate is open,
+    /// else `next_slot` and `push`, calling `push_slow` when asked. Returns `None` if the
+    /// deque was full and the task ran inline, else whether `push_slow` ran.
+    fn push(&mut self, id: usize) -> Option<bool> {
+        let job = (self.make)(Arc::clone(&self.runs), id);
+        if let Some(slot) = self.owner.fast_slot() {
+            // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and
+            // the job fits (checked in `new`).
+            unsafe { slot.put_detached::<B, u64>(job) };
+            self.owner.advance();
+            self.stack.push(Pushed { slot, id });
+            // The owner now runs the other half of its join: a point where a real thief
+            // gets to run without any preemption.
+            thread::yield_now();
+            return Some(false);
+        }
+        let Some(slot) = self.owner.next_slot() else {
+            assert_eq!(job(), expected(id));
+            return None;
+        };
+        // SAFETY: as above.
+        unsafe { slot.put_detached::<B, u64>(job) };
+        let slow = self.owner.push();
+        if slow {
+            self.owner.push_slow();
+        }
+        self.stack.push(Pushed { slot, id });
+        thread::yield_now();
+        Some(slow)
+    }
+
+    /// Pops the top task like `Worker::sync`: runs it inline if private and returns
+    /// `None`, else returns it for `await_stolen`.
+    fn pop(&mut self) -> Option<Pushed<'a>> {
+        let top = self.stack.pop().expect("pop on an empty model stack");
+        if self.owner.try_pop_private() || self.owner.pop_slow() == Pop::Private {
+            // SAFETY: popped privately, so no thief claimed the slot and it still holds
+            // the `B` put by `push`.
+            let job = unsafe { top.slot.take::<B, u64>() };
+            assert_eq!(job(), expected(top.id), "private pop of task {}", top.id);
+            return None;
+        }
+        Some(top)
+    }
+
+    /// Waits for the thief of `t` (as leapfrogging does, minus the stealing back), then
+    /// releases the slot and checks the result.
+    fn await_stolen(&mut self, t: Pushed<'a>) {
+        let mut spins = 0;
+        loop {
+            let th = t.slot.thief.load(Acquire);
+            if th == DONE {
+                break;
+            }
+            spins += 1;
+            assert!(
+                spins < SPIN_LIMIT,
+                "the owner waits forever for stolen task {} (thief field {th})",
+                t.id
+            );
+            thread::yield_now();
+        }
+        self.owner.pop_stolen();
+        // SAFETY: `DONE` was read with acquire ordering; the slot was put with `B`/`u64`.
+        let out = unsafe { t.slot.take_outcome::<B, u64>() };
+        match out {
+            Ok(r) => assert_eq!(r, expected(t.id), "stolen task {}", t.id),
+            Err(_) => panic!("stolen task {} panicked", t.id),
+        }
+        self.stolen.push(t.id);
+    }
+
+    /// Pops the top task and, if it was stolen, waits for it. True if it was stolen.
+    fn pop_and_sync(&mut self) -> bool {
+        match self.pop() {
+            None => false,
+            Some(t) => {
+                self.await_stolen(t);
+                true
+            }
+        }
+    }
+
+    /// The deque is empty again: `head` is back at the bottom.
+    fn check_empty(&self) {
+        assert!(self.stack.is_empty());
+        let next: *const Slot = self.owner.next_slot().expect("an empty deque has room");
+        assert_eq!(
+            next, self.bottom,
+            "head is not back at the bottom of the deque"
+        );
+    }
+}
+
+/// A thief: up to `attempts` calls of `steal`, running whatever it takes as
+/// `Worker::steal_from` does. It stops after its first `Empty`, which may have raised
+/// the split request (see the module docs for why). Returns the number of tasks it ran.
+fn thief(dq: Arc<Deque>, me: usize, attempts: usize) -> usize {
+    let mut ran = 0;
+    for _ in 0..attempts {
+        match dq.steal() {
+            Steal::Taken(slot) => {
+                slot.thief.store(me + 1, Relaxed);
+                // SAFETY: the CAS in `steal` gave this thief the slot, and the owner
+                // filled it with `put_detached`.
+                unsafe { slot.run_stolen_detached() };
+                ran += 1;
+            }
+            Steal::Busy => {}
+            Steal::Empty => break,
+        }
+    }
+    ran
+}
+
+/// Explores `f` with the default preemption bound unless `LOOM_MAX_PREEMPTIONS` is set.
+fn model(f: impl Fn() + Send + Sync + 'static) {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(PREEMPTIONS);
+    }
+    b.check(f);
+}
+
+/// The shape of one model.
+struct Shape {
+    /// Deque slots.
+    capacity: usize,
+    /// Task ids `0..tasks` the owner's script uses, each exactly once.
+    tasks: usize,
+    thieves: usize,
+    /// Steal attempts per thief.
+    attempts: usize,
+}
+
+/// One execution: a deque, thieves, and the owner running `script`. Checks that every
+/// task ran once, that thieves ran exactly the tasks the owner saw stolen, and that the
+/// deque ends empty with nothing left to steal.
+fn run_model<B>(
+    shape: Shape,
+    make: fn(Arc<Runs>, usize) -> B,
+    script: impl FnOnce(&mut OwnerSide<'_, B>),
+) where
+    B: FnOnce() -> u64 + Send + 'static,
+{
+    let dq = Arc::new(Deque::new(shape.capacity));
+    let counters = Counters::default();
+    let runs = Runs::new(shape.tasks);
+    let handles: Vec<_> = (0..shape.thieves)
+        .map(|i| {
+            let dq = Arc::clone(&dq);
+            let attempts = shape.attempts;
+            thread::spawn(move || thief(dq, i, attempts))
+        })
+        .collect();
+    // SAFETY: `dq` and `counters` outlive `owner` (declared before it, dropped after),
+    // and this is the only `Owner` of `dq`.
+    let owner = unsafe { Owner::new(&dq, &counters, false) };
+    let stolen = {
+        let mut side = OwnerSide::new(&owner, &runs, make);
+        script(&mut side);
+        side.check_empty();
+        side.stolen.len()
+    };
+    let by_thieves: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    assert_eq!(
+        by_thieves, stolen,
+        "thieves ran other tasks than the owner saw stolen"
+    );
+    runs.check_each_ran_once();
+    assert!(
+        !dq.has_shared(),
+        "the drained deque still shows shared work"
+    );
+}
+
+/// Paths a model must reach in at least one explored execution, so that it cannot pass by
+/// never exercising what it is for.
+#[derive(Default)]
+struct Coverage {
+    flags: [AtomicBool; 4],
+}
+
+impl Coverage {
+    fn hit(&self, i: usize) {
+        self.flags[i].store(true, Relaxed);
+    }
+
+    fn check(&self, names: &[&str]) {
+        for (i, name) in names.iter().enumerate() {
+            assert!(self.flags[i].load(Relaxed), "no explored execution {name}");
+        }
+    }
+}
+
+/// Two pushes, two pops, then a push and pop that reuse a slot a thief may have run.
+#[test]
+fn loom_one_thief_push_pop() {
+    let cov = Arc::new(Coverage::default());
+    let c = Arc::clone(&cov);
+    model(move || {
+        let shape = Shape {
+            capacity: 2,
+            tasks: 3,
+            thieves: 1,
+            attempts: 3,
+        };
+        run_model(shape, job, |o| {
+            o.push(0);
+            o.push(1);
+            o.pop_and_sync();
+            if o.pop_and_sync() {
+                c.hit(0);
+            }
+            o.push(2);
+            if o.pop_and_sync() {
+                c.hit(1);
+            }
+        })
+    });
+    cov.check(&["stole task 0", "stole task 2 from a reused slot"]);
+}
+
+/// A full deque runs the task inline (capacity 2, three nested pushes).
+#[test]
+fn loom_one_thief_full_deque() {
+    let cov = Arc::new(Coverage::default());
+    let c = Arc::clone(&cov);
+    model(move || {
+        let shape = Shape {
+            capacity: 2,
+            tasks: 3,
+            thieves: 1,
+            attempts: 2,
+        };
+        run_model(shape, job, |o| {
+            o.push(0);
+            o.push(1);
+            assert_eq!(o.push(2), None, "a push into a full deque must fail");
+            o.pop_and_sync();
+            if o.pop_and_sync() {
+                c.hit(0);
+            }
+        })
+    });
+    cov.check(&["stole task 0"]);
+}
+
+/// Two thieves race each other and the owner over three tasks.
+#[test]
+fn loom_two_thieves_push_pop() {
+    let cov = Arc::new(Coverage::default());
+    let c = Arc::clone(&cov);
+    model(move || {
+        let shape = Shape {
+            capacity: 3,
+            tasks: 3,
+            thieves: 2,
+            attempts: 2,
+        };
+        run_model(shape, job, |o| {
+            for id in 0..3 {
+                o.push(id);
+            }
+            for _ in 0..3 {
+                o.pop_and_sync();
+            }
+            if o.stolen.len() >= 2 {
+                c.hit(0);
+            }
+        })
+    });
+    cov.check(&["had two tasks stolen"]);
+}
+
+/// Only task 0 is shared after the pushes; a thief that finds nothing more raises a
+/// split request, the owner grows the shared part on its next push, and the other thief
+/// can take a task above task 0.
+#[test]
+fn loom_split_request_grows_shared_part() {
+    let cov = Arc::new(Coverage::default());
+    let c = Arc::clone(&cov);
+    model(move || {
+        let shape = Shape {
+            capacity: 3,
+            tasks: 3,
+            thieves: 2,
+            attempts: 2,
+        };
+        run_model(shape, job, |o| {
+            o.push(0);
+            for id in 1..3 {
+                // With tasks below, a slow push can only be a grow (nothing is all-stolen
+                // before the first pop).
+                if o.push(id) == Some(true) {
+                    c.hit(0);
+                }
+            }
+            for _ in 0..3 {
+                o.pop_and_sync();
+            }
+            if o.stolen.iter().any(|&id| id > 0) {
+                c.hit(1);
+            }
+        })
+    });
+    cov.check(&["grew on push", "had a task above the first one stolen"]);
+}
+
+/// The owner finds its only task stolen (a shrink reports all stolen), pushes a new task
+/// above it as leapfrogging does, which must re-publish the deque for thieves, and
+/// syncs both; then it pushes once more after `pop_stolen` left the deque all stolen.
+fn republish(thieves: usize, attempts: usize, cov: &Arc<Coverage>) {
+    let c = Arc::clone(cov);
+    model(move || {
+        let shape = Shape {
+            capacity: 2,
+            tasks: 3,
+            thieves,
+            attempts,
+        };
+        run_model(shape, job, |o| {
+            o.push(0);
+            match o.pop() {
+                None => {
+                    o.push(1);
+                    o.pop_and_sync();
+                }
+                Some(t0) => {
+                    c.hit(0);
+                    assert_eq!(
+                        o.push(1),
+                        Some(true),
+                        "a push after all-stolen must publish"
+                    );
+                    if o.pop_and_sync() {
+                        c.hit(1);
+                    }
+                    o.await_stolen(t0);
+                }
+            }
+            o.push(2);
+            o.pop_and_sync();
+        })
+    });
+}
+
+#[test]
+fn loom_one_thief_republish_after_all_stolen() {
+    let cov = Arc::new(Coverage::default());
+    republish(1, 3, &cov);
+    cov.check(&[
+        "found task 0 stolen",
+        "had task 1 stolen after re-publishing",
+    ]);
+}
+
+#[test]
+fn loom_two_thieves_republish_after_all_stolen() {
+    let cov = Arc::new(Coverage::default());
+    republish(2, 1, &cov);
+    cov.check(&[
+        "found task 0 stolen",
+        "had task 1 stolen after re-publishing",
+    ]);
+}
