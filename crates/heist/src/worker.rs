@@ -367,7 +367,9 @@ impl Worker {
             for _ in 0..(1 << (idle / 16).min(6)) {
                 std::hint::spin_loop();
             }
-        } else if idle < SPIN_ROUNDS + YIELD_ROUNDS {
+        } else if idle < SPIN_ROUNDS + YIELD_ROUNDS || crate::relay::awaiting_reply(self) {
+            // A relay thief whose request is out expects an answer within a few
+            // forwards: sleeping would add a wake-up to every steal.
             std::thread::yield_now();
         } else {
             stat!(self.counters(), sleeps);

@@ -117,6 +117,8 @@ pub(crate) struct Local {
     /// When the last request came back unanswered, and how long to wait after that.
     returned_at: Cell<Option<Instant>>,
     backoff: Cell<Duration>,
+    /// When our request last went out.
+    sent_at: Cell<Option<Instant>>,
 }
 
 impl Local {
@@ -141,6 +143,7 @@ impl Default for Local {
             spawned: Cell::new(false),
             returned_at: Cell::new(None),
             backoff: Cell::new(Duration::ZERO),
+            sent_at: Cell::new(None),
         }
     }
 }
@@ -213,7 +216,7 @@ fn try_give(w: &Worker, req: &Request) -> bool {
     let jobs = if avail > 0 {
         None
     } else {
-        let jobs = w.registry().take_oldest_jobs(w.index(), req.half);
+        let jobs = w.registry().take_oldest_jobs(w.index(), true);
         if jobs.is_empty() {
             return false;
         }
@@ -377,10 +380,20 @@ pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
             update: false,
         };
         w.relay.outstanding.set(true);
+        w.relay.sent_at.set(Some(Instant::now()));
         stat!(w.counters(), requests_sent);
         send(w, to, req);
     }
     false
+}
+
+/// How long a thief yields (rather than sleeps) while its request is out.
+const AWAIT_REPLY: Duration = Duration::from_millis(1);
+
+/// Whether `w` has a request out that was sent less than `AWAIT_REPLY` ago.
+pub(crate) fn awaiting_reply(w: &Worker) -> bool {
+    let l = &w.relay;
+    l.outstanding.get() && l.sent_at.get().is_some_and(|t| t.elapsed() < AWAIT_REPLY)
 }
 
 /// Whether a new request may go out: there is work in flight somewhere in the pool, and
