@@ -247,17 +247,21 @@ fn forward(w: &Worker, mut req: Request) {
 }
 
 /// Our own request came back after n−1 failures. If we have nothing, it goes to the
-/// manager as "idle" (once per idle period); otherwise, or once registered, we back off.
+/// manager as "idle" (once per idle period); once registered, we back off before the
+/// next one.
 fn own_returned(w: &Worker, mut req: Request) {
     let l = &w.relay;
     l.outstanding.set(false);
     if l.revoked.replace(false) {
         req.status = Status::Working;
     }
-    l.returned_at.set(Some(Instant::now()));
-    l.backoff
-        .set((l.backoff.get() * 2).clamp(BACKOFF_MIN, BACKOFF_MAX));
     l.status.set(req.status);
+    if req.status == Status::Registered {
+        // Only a worker the manager counts idle backs off (thesis §4.2).
+        l.returned_at.set(Some(Instant::now()));
+        l.backoff
+            .set((l.backoff.get() * 2).clamp(BACKOFF_MIN, BACKOFF_MAX));
+    }
     if req.status == Status::Working && termination::is_idle(w) {
         req.status = Status::Idle;
         req.failed = 0;
