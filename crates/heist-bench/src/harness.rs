@@ -475,7 +475,17 @@ pub fn render_stats(s: &StatsReport) -> String {
         })
         .collect();
     let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
-    render_table(&headers, &rows, 1)
+    let mut out = render_table(&headers, &rows, 1);
+    let t = &s.total;
+    let answered = t.steal_half + t.steal_one;
+    if answered > 0 {
+        out += &format!(
+            "relay: {:.1} % of answered requests were steal-half, {:.2} tasks per steal\n",
+            100.0 * t.steal_half as f64 / answered as f64,
+            t.tasks_stolen as f64 / answered as f64
+        );
+    }
+    out
 }
 
 /// The human report of `suite`: one table with a row per kernel and runtime.
