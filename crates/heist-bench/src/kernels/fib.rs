@@ -55,7 +55,7 @@ pub fn fib<F: Fork>(f: F, n: u32) -> u64 {
     if n < 2 {
         return u64::from(n);
     }
-    let (a, b) = f.join(|f| fib(f, n - 1), |f| fib(f, n - 2));
+    let (a, b) = f.join(move |f| fib(f, n - 1), move |f| fib(f, n - 2));
     a + b
 }
 

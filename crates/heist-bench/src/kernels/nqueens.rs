@@ -138,7 +138,10 @@ fn place<F: Fork>(f: F, n: usize, row: usize, a: Board, cols: u32) -> u64 {
         }
         _ => {
             let (lo, hi) = split_set(cols);
-            let (x, y) = f.join(|f| place(f, n, row, a, lo), |f| place(f, n, row, a, hi));
+            let (x, y) = f.join(
+                move |f| place(f, n, row, a, lo),
+                move |f| place(f, n, row, a, hi),
+            );
             x + y
         }
     }

@@ -81,7 +81,7 @@ pub fn treerec<F: Fork>(f: F, n: u32, t: f64) -> u64 {
         black_box(work::spin(t));
         return 1;
     }
-    let (a, b) = f.join(|f| treerec(f, n - 1, t), |f| treerec(f, n - 2, t));
+    let (a, b) = f.join(move |f| treerec(f, n - 1, t), move |f| treerec(f, n - 2, t));
     a + b
 }
 
