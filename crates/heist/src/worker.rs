@@ -145,7 +145,7 @@ impl Worker {
         // `fits::<B, RB>()` holds.
         unsafe { slot.put::<B, RB>(b) };
         self.owner.advance();
-        self.run_and_sync::<A, B, RA, RB>(a)
+        self.run_and_sync::<A, B, RA, RB>(a, slot)
     }
 
     /// `join` when the push gate is down (full, requested, or publishing).
@@ -159,7 +159,7 @@ impl Worker {
         RB: Send,
     {
         match self.push_task_slow::<B, RB>(b) {
-            Ok(_) => self.run_and_sync::<A, B, RA, RB>(a),
+            Ok(slot) => self.run_and_sync::<A, B, RA, RB>(a, slot),
             Err(b) => {
                 let ra = a(self);
                 (ra, b(self))
@@ -167,11 +167,9 @@ impl Worker {
         }
     }
 
-    /// Runs `a` with `b` pushed on top of the deque, then syncs `b`, also when `a`
-    /// unwinds. The slot is found again from `head`, so nothing of it has to be kept
-    /// across `a`.
+    /// Runs `a` with `slot` pushed, then syncs the slot, also when `a` unwinds.
     #[inline(always)]
-    fn run_and_sync<A, B, RA, RB>(&self, a: A) -> (RA, RB)
+    fn run_and_sync<A, B, RA, RB>(&self, a: A, slot: &Slot) -> (RA, RB)
     where
         A: FnOnce(&Worker) -> RA + Send,
         B: FnOnce(&Worker) -> RB + Send,
@@ -180,36 +178,12 @@ impl Worker {
     {
         let guard = SyncOnUnwind::<B, RB> {
             w: self,
+            slot,
             _job: PhantomData,
         };
         let ra = a(self);
         mem::forget(guard);
-        (ra, self.sync_top::<B, RB>())
-    }
-
-    /// Pops the top slot, which holds a `B`, and runs or awaits its job (Lace SYNC).
-    #[inline(always)]
-    fn sync_top<B, RB>(&self) -> RB
-    where
-        B: FnOnce(&Worker) -> RB + Send,
-        RB: Send,
-    {
-        if let Some(slot) = self.owner.pop_private_slot() {
-            // SAFETY: the slot was popped privately, so it still holds its `B`.
-            let b = unsafe { slot.take::<B, RB>() };
-            return b(self);
-        }
-        self.sync_slow::<B, RB>()
-    }
-
-    #[inline(never)]
-    fn sync_slow<B, RB>(&self) -> RB
-    where
-        B: FnOnce(&Worker) -> RB + Send,
-        RB: Send,
-    {
-        let (slot, _) = self.owner.top().expect("a pushed task is on the deque");
-        self.sync::<B, RB>(slot)
+        (ra, self.sync::<B, RB>(slot))
     }
 
     /// Pushes `b` onto the deque (Lace SPAWN); gives it back if the deque is full. The
@@ -545,19 +519,18 @@ unsafe impl<B: Send, RB: Send> Send for Spill<B, RB> {}
 /// outlives the frame its task borrows from.
 struct SyncOnUnwind<'w, B, RB> {
     w: &'w Worker,
+    slot: &'w Slot,
     _job: PhantomData<fn(B) -> RB>,
 }
 
 impl<B, RB> Drop for SyncOnUnwind<'_, B, RB> {
     fn drop(&mut self) {
         let w = self.w;
-        // `a` balanced its own pushes and pops, so the slot of `b` is on top.
-        let (slot, _) = w.owner.top().expect("a pushed task is on the deque");
         if w.try_pop_any() {
             // SAFETY: popped privately, so the slot still holds the `B` put by `join`.
-            unsafe { drop(slot.take::<B, RB>()) };
+            unsafe { drop(self.slot.take::<B, RB>()) };
         } else {
-            drop(w.await_stolen::<B, RB>(slot));
+            drop(w.await_stolen::<B, RB>(self.slot));
         }
     }
 }

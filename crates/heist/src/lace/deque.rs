@@ -242,20 +242,6 @@ impl Owner {
         false
     }
 
-    /// Pops the top task if it is private and no request is pending, and returns it.
-    #[inline(always)]
-    pub(crate) fn pop_private_slot(&self) -> Option<&Slot> {
-        let head = self.head.get();
-        if head > self.gate().floor.load(Relaxed).cast_const() {
-            // SAFETY: `head > floor >= base`, so `head - 1` is a live slot of the array.
-            let top = unsafe { head.sub(1) };
-            self.head.set(top);
-            // SAFETY: as above.
-            return Some(unsafe { &*top });
-        }
-        None
-    }
-
     /// Opens the gates again: pushes up to the end, pops down to `o_split`.
     fn open(&self) {
         self.gate().limit.store(self.end.cast_mut(), Relaxed);
