@@ -84,61 +84,33 @@ impl Summary {
     }
 }
 
-macro_rules! counters {
-    ($($(#[$doc:meta])* $field:ident),* $(,)?) => {
-        /// heist's per-worker event counters, summed over the timed runs of one runtime.
-        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-        pub struct Counters {
-            $($(#[$doc])* pub $field: u64,)*
-        }
+/// heist's per-worker event counters (summed over the timed runs of one runtime).
+pub type Counters = heist::WorkerStats;
 
-        impl Counters {
-            /// The counter names, in field order.
-            pub const NAMES: &'static [&'static str] = &[$(stringify!($field)),*];
-
-            /// The counter values, in the order of [`Counters::NAMES`].
-            pub fn values(&self) -> Vec<u64> {
-                vec![$(self.$field),*]
-            }
-
-            /// Adds one worker's counters.
-            pub fn add(&mut self, s: &heist::WorkerStats) {
-                $(self.$field += s.$field;)*
-            }
-
-            /// Adds another sum.
-            pub fn merge(&mut self, o: &Counters) {
-                $(self.$field += o.$field;)*
-            }
-        }
-    };
+/// Serialises counters as a JSON object `{name: value}`.
+fn ser_counters<S: serde::Serializer>(c: &Counters, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(Counters::NAMES.len()))?;
+    for (k, v) in Counters::NAMES.iter().zip(c.values()) {
+        m.serialize_entry(k, &v)?;
+    }
+    m.end()
 }
 
-counters! {
-    /// Tasks taken from another worker while idle.
-    steals,
-    /// Steal attempts that found nothing or lost a race.
-    failed_steals,
-    /// Tasks taken while waiting for a stolen task (leapfrogging).
-    leaps,
-    /// Times the owner made more of its deque stealable (Lace).
-    grows,
-    /// Times the owner took back part of its shared deque (Lace).
-    shrinks,
-    /// Times the worker went to sleep for lack of work.
-    sleeps,
-    /// Steal requests sent (relay).
-    requests_sent,
-    /// Steal requests passed on to another victim (relay).
-    requests_forwarded,
-    /// Steal requests given back to their thief unanswered (relay).
-    requests_returned,
-    /// Requests answered with half of the deque (relay).
-    steal_half,
-    /// Requests answered with a single task (relay).
-    steal_one,
-    /// Tasks received through steals.
-    tasks_stolen,
+/// Serialises a list of counters as a JSON array of objects.
+fn ser_counters_list<S: serde::Serializer>(c: &[Counters], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    struct One<'a>(&'a Counters);
+    impl serde::Serialize for One<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            ser_counters(self.0, s)
+        }
+    }
+    let mut q = s.serialize_seq(Some(c.len()))?;
+    for x in c {
+        q.serialize_element(&One(x))?;
+    }
+    q.end()
 }
 
 /// The raw outcome of one runtime in one benchmark.
@@ -171,7 +143,7 @@ impl Measured {
             acc.resize(per_worker.len(), Counters::default());
         }
         for (a, s) in acc.iter_mut().zip(per_worker) {
-            a.add(s);
+            *a += *s;
         }
     }
 }
@@ -257,8 +229,10 @@ fn panic_message(p: Box<dyn Any + Send>) -> String {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StatsReport {
     /// The sum over all workers.
+    #[serde(serialize_with = "ser_counters")]
     pub total: Counters,
     /// One entry per worker, by worker index.
+    #[serde(serialize_with = "ser_counters_list")]
     pub workers: Vec<Counters>,
 }
 
@@ -352,7 +326,7 @@ fn result_row(m: &Measured, seq: Option<f64>, rayon: Option<f64>) -> RuntimeResu
     let median = s.map(|s| s.median);
     let stats = m.stats.as_ref().map(|w| {
         let mut total = Counters::default();
-        w.iter().for_each(|c| total.merge(c));
+        w.iter().for_each(|c| total += *c);
         StatsReport {
             total,
             workers: w.clone(),
@@ -462,7 +436,7 @@ pub fn render_run(r: &BenchReport) -> String {
 pub fn render_stats(s: &StatsReport) -> String {
     let mut headers = vec!["counter".to_string(), "total".to_string()];
     headers.extend((0..s.workers.len()).map(|i| format!("w{i}")));
-    let columns: Vec<Vec<u64>> = std::iter::once(&s.total)
+    let columns: Vec<[u64; Counters::NAMES.len()]> = std::iter::once(&s.total)
         .chain(&s.workers)
         .map(Counters::values)
         .collect();

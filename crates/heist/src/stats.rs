@@ -60,6 +60,23 @@ pub struct WorkerStats {
 
 macro_rules! counters {
     ($($field:ident),*) => {
+        impl WorkerStats {
+            /// The counter names, in field order.
+            pub const NAMES: [&'static str; [$(stringify!($field)),*].len()] =
+                [$(stringify!($field)),*];
+
+            /// The counter values, in the order of [`WorkerStats::NAMES`].
+            pub fn values(&self) -> [u64; Self::NAMES.len()] {
+                [$(self.$field),*]
+            }
+        }
+
+        impl std::ops::AddAssign for WorkerStats {
+            fn add_assign(&mut self, o: WorkerStats) {
+                $(self.$field += o.$field;)*
+            }
+        }
+
         /// The live counters of one worker.
         #[derive(Default)]
         pub(crate) struct Counters {
