@@ -32,7 +32,10 @@ unsafe fn execute<F: FnOnce(&Worker) + Send + 'static>(data: *const (), w: &Work
     // SAFETY: the contract above.
     let job = unsafe { Box::from_raw(data as *mut Job<F>) };
     let Job { f, registry } = *job;
-    if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(w))) {
+    w.detached_depth.set(w.detached_depth.get() + 1);
+    let out = panic::catch_unwind(AssertUnwindSafe(|| f(w)));
+    w.detached_depth.set(w.detached_depth.get() - 1);
+    if let Err(p) = out {
         let mut slot = lock(&registry.detached.panic);
         slot.get_or_insert(p);
     }
@@ -70,6 +73,14 @@ pub(crate) fn take_panic(registry: &Registry) -> Option<Panic> {
 }
 
 fn wait(registry: &Arc<Registry>) {
+    if let Some(w) = worker::current_in(registry) {
+        // SAFETY: `current_in` returns this thread's live worker.
+        let inside = unsafe { (*w).detached_depth.get() } > 0;
+        assert!(
+            !inside,
+            "heist: barrier() inside a detached task would wait for that task itself"
+        );
+    }
     if registry.scheduler == crate::pool::Scheduler::Relay {
         return crate::relay::barrier(registry);
     }

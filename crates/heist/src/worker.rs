@@ -38,6 +38,8 @@ pub struct Worker {
     pub(crate) relay: crate::relay::Local,
     /// The innermost `Worker::futures` scope running on this worker, if any.
     pub(crate) futures_scope: Cell<*const ()>,
+    /// How many detached tasks this worker is running (nested through waits).
+    pub(crate) detached_depth: Cell<u32>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -83,6 +85,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
         ),
         relay: crate::relay::Local::default(),
         futures_scope: Cell::new(ptr::null()),
+        detached_depth: Cell::new(0),
         _not_send: PhantomData,
     };
     CURRENT.with(|c| c.set(&w));

@@ -89,3 +89,16 @@ fn relay_termination_detection_is_never_early_oversubscribed() {
         }
     }
 }
+
+#[test]
+fn a_barrier_inside_a_detached_task_panics_instead_of_hanging() {
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        let pool = Pool::builder().workers(2).scheduler(s).build().unwrap();
+        pool.spawn_detached(|w| w.barrier());
+        let r = panic::catch_unwind(AssertUnwindSafe(|| pool.barrier()));
+        let msg = r.unwrap_err();
+        let msg = msg.downcast_ref::<&str>().copied().unwrap_or_default();
+        assert!(msg.contains("wait for that task itself"), "{s:?}: {msg}");
+        assert_eq!(pool.run(|w| fib(w, 10)), 55);
+    }
+}
