@@ -209,8 +209,9 @@ fn handle(w: &Worker, mut req: Request) {
     forward(w, req);
 }
 
-/// Answers `req` with private tasks, else with heap jobs: one, or half of them in
-/// steal-half mode.
+/// Answers `req` with private tasks (one, or half of them in steal-half mode), else with
+/// the older half of the heap jobs: those are flat loops of spawns (scopes, detached
+/// tasks), where taking half is what pays (thesis §3.5).
 fn try_give(w: &Worker, req: &Request) -> bool {
     let avail = w.owner().private_len();
     let jobs = if avail > 0 {
