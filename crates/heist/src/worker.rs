@@ -378,8 +378,16 @@ impl Worker {
             stat!(self.counters(), sleeps);
             let r = &self.registry;
             let me = &r.infos[self.index];
+            let relay = r.scheduler == Scheduler::Relay;
             r.sleep.sleep(self.index, timeout, || {
-                r.has_visible_work() || me.channels.pending() || r.terminate.load(Relaxed)
+                // Under relay, work elsewhere is no reason to stay up: it arrives only
+                // through this worker's channels (or, for the manager, the injector).
+                let visible = if relay {
+                    self.index == crate::relay::MANAGER as usize && r.has_injected()
+                } else {
+                    r.has_visible_work()
+                };
+                visible || me.channels.pending() || r.terminate.load(Relaxed)
             });
         }
     }
