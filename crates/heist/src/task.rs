@@ -67,12 +67,22 @@ impl Slot {
         B: FnOnce(&Worker) -> R + Send,
         R: Send,
     {
+        // SAFETY: the caller's contract.
+        unsafe { self.put_with::<B, R>(job, execute::<B, R>) }
+    }
+
+    /// Writes `job` and the entry a thief runs it through.
+    ///
+    /// # Safety
+    /// As for `put`; `exec` must read the payload as a `Payload<B, R>`.
+    #[inline(always)]
+    unsafe fn put_with<B, R>(&self, job: B, exec: ExecFn) {
         debug_assert!(fits::<B, R>());
         // SAFETY: by the caller's contract nobody else reads the slot until it is published,
         // which happens after these writes with release ordering; `fits` bounds size and
         // alignment of the payload (the field is at offset 16 of a 64-aligned slot).
         unsafe {
-            self.exec.with_mut(|e| *e = Some(execute::<B, R> as ExecFn));
+            self.exec.with_mut(|e| *e = Some(exec));
             self.payload.with_mut(|p| {
                 let job = Payload::<B, R> {
                     job: ManuallyDrop::new(job),
@@ -82,14 +92,33 @@ impl Slot {
         }
     }
 
-    /// Takes the job back out, for the owner to run or drop it.
+    /// A thief's last touch of a slot: write the job's outcome over it and mark it done.
     ///
     /// # Safety
-    /// The owner popped this slot privately, and it holds a job of type `B` put with `R`.
+    /// The caller claimed the slot and has moved its job out.
+    unsafe fn finish<B, R>(&self, out: std::thread::Result<R>) {
+        // SAFETY: the job has been moved out, so the payload is free for the outcome; the
+        // owner reads it only after the release store below.
+        unsafe {
+            self.payload.with_mut(|p| {
+                let out = Payload::<B, R> {
+                    out: ManuallyDrop::new(out),
+                };
+                ptr::write(p.cast::<Payload<B, R>>(), out)
+            })
+        };
+        self.thief.store(DONE, Ordering::Release);
+    }
+
+    /// Takes the job out, for the owner (after a private pop) or its thief to run or drop.
+    ///
+    /// # Safety
+    /// The caller has the slot to itself (popped it privately, or claimed it by a steal),
+    /// and it holds a job of type `B` put with `R`.
     #[inline(always)]
     pub(crate) unsafe fn take<B, R>(&self) -> B {
-        // SAFETY: a private pop means no thief claimed the slot, so the owner has it alone
-        // and the payload still holds the `B` that `put` wrote.
+        // SAFETY: by the caller's contract nobody else touches the slot, and the payload
+        // still holds the `B` that `put` wrote.
         unsafe {
             self.payload
                 .with_mut(|p| ManuallyDrop::take(&mut (*p.cast::<Payload<B, R>>()).job))
@@ -152,22 +181,11 @@ where
     // SAFETY: `run_stolen` passes the claimed slot and the running worker, both live for
     // this call; the payload holds a `B` (see `Slot::run_stolen`).
     let (slot, w) = unsafe { (&*slot, &*w) };
-    let job = unsafe {
-        slot.payload
-            .with_mut(|p| ManuallyDrop::take(&mut (*p.cast::<Payload<B, R>>()).job))
-    };
+    // SAFETY: the thief owns the claimed slot, which holds a `B` put with `R`.
+    let job = unsafe { slot.take::<B, R>() };
     let out = panic::catch_unwind(AssertUnwindSafe(|| job(w)));
-    // SAFETY: the job has been moved out, so the payload is free for the outcome; the owner
-    // reads it only after the release store below.
-    unsafe {
-        slot.payload.with_mut(|p| {
-            let out = Payload::<B, R> {
-                out: ManuallyDrop::new(out),
-            };
-            ptr::write(p.cast::<Payload<B, R>>(), out)
-        })
-    };
-    slot.thief.store(DONE, Ordering::Release);
+    // SAFETY: claimed, and the job has been moved out.
+    unsafe { slot.finish::<B, R>(out) }
 }
 
 /// A type-erased job that lives outside the deque: a root, a scope spawn, a detached task.
@@ -209,18 +227,8 @@ impl Slot {
         B: FnOnce() -> R + Send,
         R: Send,
     {
-        debug_assert!(fits::<B, R>());
         // SAFETY: as in `put`.
-        unsafe {
-            self.exec
-                .with_mut(|e| *e = Some(execute_detached::<B, R> as ExecFn));
-            self.payload.with_mut(|p| {
-                let job = Payload::<B, R> {
-                    job: ManuallyDrop::new(job),
-                };
-                ptr::write(p.cast::<Payload<B, R>>(), job)
-            });
-        }
+        unsafe { self.put_with::<B, R>(job, execute_detached::<B, R>) }
     }
 
     /// `run_stolen` for a slot filled by `put_detached`.
@@ -243,19 +251,8 @@ where
 {
     // SAFETY: as in `execute`.
     let slot = unsafe { &*slot };
-    let job = unsafe {
-        slot.payload
-            .with_mut(|p| ManuallyDrop::take(&mut (*p.cast::<Payload<B, R>>()).job))
-    };
+    let job = unsafe { slot.take::<B, R>() };
     let out = panic::catch_unwind(AssertUnwindSafe(job));
     // SAFETY: as in `execute`.
-    unsafe {
-        slot.payload.with_mut(|p| {
-            let out = Payload::<B, R> {
-                out: ManuallyDrop::new(out),
-            };
-            ptr::write(p.cast::<Payload<B, R>>(), out)
-        })
-    };
-    slot.thief.store(DONE, Ordering::Release);
+    unsafe { slot.finish::<B, R>(out) }
 }
