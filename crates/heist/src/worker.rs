@@ -40,6 +40,7 @@ pub struct Worker {
     pub(crate) futures_scope: Cell<*const ()>,
     /// How many detached tasks this worker is running (nested through waits).
     pub(crate) detached_depth: Cell<u32>,
+    running: Cell<u32>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -86,6 +87,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
         relay: crate::relay::Local::default(),
         futures_scope: Cell::new(ptr::null()),
         detached_depth: Cell::new(0),
+        running: Cell::new(0),
         _not_send: PhantomData,
     };
     CURRENT.with(|c| c.set(&w));
@@ -343,6 +345,25 @@ impl Worker {
         self.owner.try_pop_private() || self.pop_slow() == Pop::Private
     }
 
+    /// Runs `f`, a task taken from a queue or a steal, counting it as running: a worker
+    /// that runs a task is not idle even when its deque and job list are empty.
+    pub(crate) fn busy<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Done<'a>(&'a Cell<u32>);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0.set(self.0.get() - 1);
+            }
+        }
+        self.running.set(self.running.get() + 1);
+        let _done = Done(&self.running);
+        f()
+    }
+
+    /// The number of tasks taken from a queue or a steal that this worker is running.
+    pub(crate) fn running(&self) -> u32 {
+        self.running.get()
+    }
+
     /// Handles waiting steal requests (relay; a no-op under Lace). See [`crate::poll`].
     #[inline]
     pub fn poll(&self) {
@@ -415,7 +436,7 @@ impl Worker {
             .or_else(|| self.take_injected())
         {
             // SAFETY: every queued `JobRef` is taken exactly once.
-            unsafe { job.execute(self) };
+            self.busy(|| unsafe { job.execute(self) });
             return true;
         }
         if self.steal_random() {
@@ -465,7 +486,7 @@ impl Worker {
         if self.registry.scheduler == Scheduler::Lace {
             if let Some(job) = self.registry.take_job(victim, false) {
                 // SAFETY: every queued `JobRef` is taken exactly once.
-                unsafe { job.execute(self) };
+                self.busy(|| unsafe { job.execute(self) });
                 return true;
             }
         }

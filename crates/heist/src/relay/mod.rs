@@ -92,6 +92,11 @@ impl Channels {
         }
     }
 
+    /// Whether no stolen tasks wait to be received.
+    pub(crate) fn no_tasks(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
     /// Whether a message waits (a sleeper's last look).
     pub(crate) fn pending(&self) -> bool {
         !self.requests.is_empty() || !self.tasks.is_empty()
@@ -107,6 +112,8 @@ pub(crate) struct Local {
     pub(crate) term: Termination,
     /// The request in flight carries a status that a barrier exit has overruled.
     revoked: Cell<bool>,
+    /// How many running tasks still count as idle (those waiting in a barrier).
+    pub(crate) idle_running: Cell<u32>,
     last_victim: Cell<Option<u32>>,
     half: Cell<bool>,
     steals: Cell<u32>,
@@ -136,6 +143,7 @@ impl Default for Local {
             status: Cell::new(Status::Working),
             term: Termination::default(),
             revoked: Cell::new(false),
+            idle_running: Cell::new(0),
             last_victim: Cell::new(None),
             half: Cell::new(false),
             steals: Cell::new(0),
@@ -444,7 +452,7 @@ fn run_jobs(w: &Worker, jobs: Vec<JobRef>) {
     let r = w.registry();
     jobs.for_each(|j| r.push_job_quiet(w.index(), j));
     // SAFETY: a job handed over in a batch is executed exactly once, here.
-    unsafe { first.execute(w) };
+    w.busy(|| unsafe { first.execute(w) });
 }
 
 /// Runs a received batch. The batch is split in halves by `join`, so the tasks not yet
@@ -455,7 +463,7 @@ fn run_batch(w: &Worker, b: Batch) {
     let l = &w.relay;
     l.steals.set(l.steals.get() + 1);
     l.executed.set(l.executed.get() + b.count);
-    run_range(w, Proxy(b.first), b.count, true);
+    w.busy(|| run_range(w, Proxy(b.first), b.count, true));
 }
 
 /// Runs `count` handed-out slots from `first`. With `probe`, the first slot is run with

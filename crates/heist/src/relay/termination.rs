@@ -39,11 +39,16 @@ pub(crate) struct Barriers {
     cv: Condvar,
 }
 
-/// Whether `w` has nothing to do: no task in its deque and no job in its list (and, for
-/// the manager, nothing submitted from outside).
+/// Whether `w` has nothing to do: it runs no task (beyond the one waiting in a barrier),
+/// has none in its deque, none waiting in its task channel and no job in its list (and, for the manager, nothing submitted
+/// from outside). A request can come home while its thief runs a task, in a poll.
 pub(crate) fn is_idle(w: &Worker) -> bool {
     let r = w.registry();
-    w.owner().depth() == 0
+    w.running() == w.relay.idle_running.get()
+        && w.owner().depth() == 0
+        // An answer to our own request may be waiting: for the manager, whose own idleness
+        // is looked at rather than registered, this is the only sign of it.
+        && r.infos[w.index()].channels.no_tasks()
         && r.jobs_len(w.index()) == 0
         && (w.index() as u32 != MANAGER || !r.has_injected())
 }
@@ -151,10 +156,13 @@ pub(crate) fn barrier(r: &Arc<Registry>) {
 
 fn wait_on_worker(w: &Worker, mine: u64) {
     let b = &w.registry().barriers;
+    // The task waiting here counts as idle, or the barrier could never complete.
+    let outer = w.relay.idle_running.replace(w.running());
     w.wait_until(|| {
         check(w);
         b.done.load(Acquire) >= mine
     });
+    w.relay.idle_running.set(outer);
     // Our request may have registered us idle; we are busy again from here on.
     w.relay.resume_working();
     if w.index() as u32 == MANAGER {
