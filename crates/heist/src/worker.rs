@@ -430,6 +430,9 @@ impl Worker {
 
     /// Runs one job from this worker's own list, the injector, or another worker.
     fn find_work(&self) -> bool {
+        // Relay: a request that came while this worker ran heap jobs (which neither push
+        // nor pop) is answered before the next one, not once the list is empty.
+        self.poll();
         let r = &self.registry;
         if let Some(job) = r
             .take_job(self.index, true)
