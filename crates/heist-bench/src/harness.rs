@@ -454,9 +454,11 @@ pub fn render_stats(s: &StatsReport) -> String {
     let answered = t.steal_half + t.steal_one;
     if answered > 0 {
         out += &format!(
-            "relay: {:.1} % of answered requests were steal-half, {:.2} tasks per steal\n",
+            "relay: {:.1} % of answered requests were steal-half, {:.2} tasks per steal, \
+             {:.1} µs mean wait for an answer\n",
             100.0 * t.steal_half as f64 / answered as f64,
-            t.tasks_stolen as f64 / answered as f64
+            t.tasks_stolen as f64 / answered as f64,
+            t.reply_wait_ns as f64 / 1e3 / answered as f64
         );
     }
     out

@@ -56,6 +56,9 @@ pub struct WorkerStats {
     pub steal_one: u64,
     /// Tasks this worker received through steals (relay: tasks per answered request).
     pub tasks_stolen: u64,
+    /// Nanoseconds from sending a request to receiving its answer, summed over the
+    /// answered requests (relay).
+    pub reply_wait_ns: u64,
 }
 
 macro_rules! counters {
@@ -110,5 +113,6 @@ counters!(
     requests_returned,
     steal_half,
     steal_one,
-    tasks_stolen
+    tasks_stolen,
+    reply_wait_ns
 );

@@ -400,6 +400,11 @@ impl Worker {
             let r = &self.registry;
             let me = &r.infos[self.index];
             let relay = r.scheduler == Scheduler::Relay;
+            // A relay thief in back-off wakes when it may ask again.
+            let timeout = match (timeout, crate::relay::backoff_left(self)) {
+                (Some(t), Some(b)) => Some(t.min(b)),
+                (t, b) => t.or(b),
+            };
             r.sleep.sleep(self.index, timeout, || {
                 // Under relay, work elsewhere is no reason to stay up: it arrives only
                 // through this worker's channels (or, for the manager, the injector).

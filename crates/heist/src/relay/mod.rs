@@ -374,6 +374,11 @@ pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
         l.returned_at.set(None);
         l.backoff.set(Duration::ZERO);
         l.last_victim.set(Some(batch.from));
+        stat!(
+            w.counters(),
+            reply_wait_ns,
+            l.sent_at.get().map_or(0, |t| t.elapsed().as_nanos())
+        );
         if batch.jobs.is_null() {
             run_batch(w, batch);
         } else {
@@ -420,6 +425,16 @@ fn may_request(w: &Worker) -> bool {
         Some(t) => t.elapsed() >= w.relay.backoff.get(),
         None => true,
     }
+}
+
+/// How long `w` still has to wait before its next request, if it is backing off.
+pub(crate) fn backoff_left(w: &Worker) -> Option<Duration> {
+    let since = w.relay.returned_at.get()?.elapsed();
+    w.relay
+        .backoff
+        .get()
+        .checked_sub(since)
+        .filter(|d| !d.is_zero())
 }
 
 /// Adaptive stealing (thesis §5.1.2): every N steals, switch steal-one → steal-half if
