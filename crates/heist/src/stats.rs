@@ -21,7 +21,9 @@ macro_rules! stat {
         }
         #[cfg(not(feature = "stats"))]
         {
+            // Mentioned, never evaluated, so that its inputs count as used.
             let _ = &$counters;
+            let _ = || $n;
         }
     }};
 }
@@ -59,6 +61,8 @@ pub struct WorkerStats {
     /// Nanoseconds from sending a request to receiving its answer, summed over the
     /// answered requests (relay).
     pub reply_wait_ns: u64,
+    /// Nanoseconds spent in failed looks for work and the back-off after them.
+    pub idle_ns: u64,
 }
 
 macro_rules! counters {
@@ -114,5 +118,27 @@ counters!(
     steal_half,
     steal_one,
     tasks_stolen,
-    reply_wait_ns
+    reply_wait_ns,
+    idle_ns
 );
+
+/// Measures a stretch of idle time; a no-op without the `stats` feature.
+pub(crate) struct Stopwatch(#[cfg(feature = "stats")] std::time::Instant);
+
+impl Stopwatch {
+    #[inline(always)]
+    pub(crate) fn start() -> Stopwatch {
+        Stopwatch(
+            #[cfg(feature = "stats")]
+            std::time::Instant::now(),
+        )
+    }
+
+    /// Nanoseconds since `start` (0 without the `stats` feature).
+    pub(crate) fn ns(&self) -> u64 {
+        #[cfg(feature = "stats")]
+        return self.0.elapsed().as_nanos() as u64;
+        #[cfg(not(feature = "stats"))]
+        0
+    }
+}

@@ -6,7 +6,7 @@ use crate::lace::deque::{Owner, Pop, Steal};
 use crate::latch::Latch;
 use crate::pool::{Registry, Scheduler, WorkerInfo};
 use crate::sleep::{SPIN_ROUNDS, YIELD_ROUNDS};
-use crate::stats::stat;
+use crate::stats::{stat, Stopwatch};
 use crate::task::{self, JobRef, Slot, DONE};
 use std::cell::Cell;
 use std::marker::PhantomData;
@@ -319,6 +319,7 @@ impl Worker {
             if thief == DONE {
                 break;
             }
+            let t = Stopwatch::start();
             let found = if thief == 0 {
                 std::hint::spin_loop();
                 false
@@ -335,6 +336,7 @@ impl Worker {
                 fails += 1;
                 idle += 1;
                 self.back_off(idle, Some(Duration::from_micros(200)));
+                stat!(self.counters(), idle_ns, t.ns());
             }
         }
         self.owner.pop_stolen();
@@ -376,11 +378,13 @@ impl Worker {
     pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
         let mut idle = 0;
         while !done() {
+            let t = Stopwatch::start();
             if self.find_work() {
                 idle = 0;
             } else {
                 idle += 1;
                 self.back_off(idle, Some(Duration::from_micros(500)));
+                stat!(self.counters(), idle_ns, t.ns());
             }
         }
     }
@@ -421,6 +425,7 @@ impl Worker {
     fn run_loop(&self) {
         let mut idle = 0;
         while !self.registry.terminate.load(Relaxed) {
+            let t = Stopwatch::start();
             if self.find_work() {
                 idle = 0;
                 continue;
@@ -430,6 +435,10 @@ impl Worker {
             let busy = r.in_flight.load(Relaxed) > 0 || crate::relay::barrier_pending(r);
             let timeout = busy.then(|| Duration::from_millis(2));
             self.back_off(idle, timeout);
+            // Time asleep with nothing in flight is not counted: the pool is simply idle.
+            if busy {
+                stat!(self.counters(), idle_ns, t.ns());
+            }
         }
     }
 

@@ -199,17 +199,6 @@ pub struct Counts {
     pub max_depth: u32,
 }
 
-impl Counts {
-    #[inline]
-    fn merge(self, other: Counts) -> Counts {
-        Counts {
-            nodes: self.nodes + other.nodes,
-            leaves: self.leaves + other.leaves,
-            max_depth: self.max_depth.max(other.max_depth),
-        }
-    }
-}
-
 /// The distribution of the number of children (`-t`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TreeType {
@@ -454,18 +443,58 @@ fn spawn(parent: &State, i: u32) -> State {
 
 /// Counts the nodes of `tree` with the fork-join context `f`.
 pub fn count<F: Fork>(f: F, tree: &Tree) -> Counts {
-    visit(f, tree, &tree.root_state(), 0)
+    visit(f, tree, &tree.root_state(), 0).counts()
+}
+
+/// Bits of `Partial::leaves_depth` that hold the leaf count; the depth sits above them.
+const LEAF_BITS: u32 = 44;
+const LEAF_MASK: u64 = (1 << LEAF_BITS) - 1;
+
+/// `Counts` during a traversal, in two words so that a subtree's result comes back in
+/// registers rather than through memory.
+#[derive(Clone, Copy)]
+struct Partial {
+    nodes: u64,
+    /// Leaves in the low `LEAF_BITS` bits, the greatest depth above them.
+    leaves_depth: u64,
+}
+
+impl Partial {
+    fn leaf(depth: u32) -> Partial {
+        assert!(
+            depth < 1 << (64 - LEAF_BITS),
+            "uts: depth {depth} is deeper than this kernel counts"
+        );
+        Partial {
+            nodes: 1,
+            leaves_depth: 1 | (u64::from(depth) << LEAF_BITS),
+        }
+    }
+
+    #[inline]
+    fn merge(self, o: Partial) -> Partial {
+        let leaves = (self.leaves_depth & LEAF_MASK) + (o.leaves_depth & LEAF_MASK);
+        let depth = (self.leaves_depth >> LEAF_BITS).max(o.leaves_depth >> LEAF_BITS);
+        Partial {
+            nodes: self.nodes + o.nodes,
+            leaves_depth: leaves | (depth << LEAF_BITS),
+        }
+    }
+
+    fn counts(self) -> Counts {
+        Counts {
+            nodes: self.nodes,
+            leaves: self.leaves_depth & LEAF_MASK,
+            max_depth: (self.leaves_depth >> LEAF_BITS) as u32,
+        }
+    }
 }
 
 /// Counts the subtree of the node with state `state` at `depth`.
-fn visit<F: Fork>(f: F, tree: &Tree, state: &State, depth: u32) -> Counts {
+fn visit<F: Fork>(f: F, tree: &Tree, state: &State, depth: u32) -> Partial {
     let n = tree.num_children(state, depth);
     if n == 0 {
-        return Counts {
-            nodes: 1,
-            leaves: 1,
-            max_depth: depth,
-        };
+        return Partial::leaf(depth);
     }
     let mut c = visit_children(f, tree, state, depth + 1, 0, n);
     c.nodes += 1;
@@ -481,15 +510,15 @@ fn visit_children<F: Fork>(
     depth: u32,
     lo: u32,
     hi: u32,
-) -> Counts {
+) -> Partial {
     if hi - lo == 1 {
         let child = spawn(parent, lo);
         return visit(f, tree, &child, depth);
     }
     let mid = lo + (hi - lo) / 2;
     let (a, b) = f.join(
-        |f| visit_children(f, tree, parent, depth, lo, mid),
-        |f| visit_children(f, tree, parent, depth, mid, hi),
+        move |f| visit_children(f, tree, parent, depth, lo, mid),
+        move |f| visit_children(f, tree, parent, depth, mid, hi),
     );
     a.merge(b)
 }
