@@ -211,7 +211,7 @@ impl Worker {
     fn drain_leaked(&self, base: u32) {
         while self.owner().depth() > base {
             let (slot, _) = self.owner().top().expect("depth > base");
-            if self.try_pop_any() {
+            if self.try_pop_any(slot) {
                 // SAFETY: popped privately; the slot still holds its job.
                 unsafe { slot.run_and_leak(self) };
             } else {

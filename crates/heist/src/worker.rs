@@ -149,7 +149,7 @@ impl Worker {
         // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and
         // `fits::<B, RB>()` holds.
         unsafe { slot.put::<B, RB>(b) };
-        self.owner.advance();
+        self.owner.advance(slot);
         self.run_and_sync::<A, B, RA, RB>(a, slot)
     }
 
@@ -206,7 +206,7 @@ impl Worker {
         // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and the
         // caller checked `fits::<B, RB>()`.
         unsafe { slot.put::<B, RB>(b) };
-        self.owner.advance();
+        self.owner.advance(slot);
         Ok(slot)
     }
 
@@ -237,7 +237,7 @@ impl Worker {
         B: FnOnce(&Worker) -> RB + Send,
         RB: Send,
     {
-        if self.try_pop_any() {
+        if self.try_pop_any(slot) {
             // SAFETY: the slot was popped privately, so it still holds the `B` put above.
             let b = unsafe { slot.take::<B, RB>() };
             return b(self);
@@ -342,9 +342,10 @@ impl Worker {
         self.owner.pop_stolen();
     }
 
-    /// Pops the top slot; true if it was still private.
-    pub(crate) fn try_pop_any(&self) -> bool {
-        self.owner.try_pop_private() || self.pop_slow() == Pop::Private
+    /// Pops the top slot, `top`; true if it was still private.
+    #[inline(always)]
+    pub(crate) fn try_pop_any(&self, top: &Slot) -> bool {
+        self.owner.try_pop_private(top) || self.pop_slow() == Pop::Private
     }
 
     /// Runs `f`, a task taken from a queue or a steal, counting it as running: a worker
@@ -573,13 +574,22 @@ struct SyncOnUnwind<'w, B, RB> {
 }
 
 impl<B, RB> Drop for SyncOnUnwind<'_, B, RB> {
+    // Inlined into the landing pad so that `w` and `slot` stay in registers: a
+    // `drop_in_place` call would need the guard spilled to the stack on every join.
+    #[inline(always)]
     fn drop(&mut self) {
-        let w = self.w;
-        if w.try_pop_any() {
-            // SAFETY: popped privately, so the slot still holds the `B` put by `join`.
-            unsafe { drop(self.slot.take::<B, RB>()) };
-        } else {
-            drop(w.await_stolen::<B, RB>(self.slot));
-        }
+        sync_unwinding::<B, RB>(self.w, self.slot);
+    }
+}
+
+/// The unwinding half of `SyncOnUnwind`, out of line.
+#[cold]
+#[inline(never)]
+fn sync_unwinding<B, RB>(w: &Worker, slot: &Slot) {
+    if w.try_pop_any(slot) {
+        // SAFETY: popped privately, so the slot still holds the `B` put by `join`.
+        unsafe { drop(slot.take::<B, RB>()) };
+    } else {
+        drop(w.await_stolen::<B, RB>(slot));
     }
 }

@@ -205,11 +205,13 @@ impl Owner {
         (head < self.gate().limit.load(Relaxed).cast_const()).then(|| unsafe { &*head })
     }
 
-    /// Completes a fast-path push of the slot from `fast_slot`.
+    /// Completes a fast-path push of `slot`, the one `fast_slot` returned. `head` is set
+    /// from `slot` rather than reloaded, since the payload stores may alias it.
     #[inline(always)]
-    pub(crate) fn advance(&self) {
-        // SAFETY: `fast_slot` checked `head < limit <= end`.
-        self.head.set(unsafe { self.head.get().add(1) });
+    pub(crate) fn advance(&self, slot: &Slot) {
+        debug_assert_eq!(self.head.get(), slot as *const Slot);
+        // SAFETY: `fast_slot` checked `slot = head < limit <= end`.
+        self.head.set(unsafe { (slot as *const Slot).add(1) });
     }
 
     /// The slot the next push writes, or `None` when the deque is full.
@@ -230,13 +232,16 @@ impl Owner {
         self.o_allstolen.get() || self.gate().limit.load(Relaxed).cast_const() == self.base
     }
 
-    /// Pops the top task if it is private and no request is pending.
+    /// Pops the top task, `top`, if it is private and no request is pending. Joins are
+    /// strictly nested, so the caller knows the top slot and `head` need not be loaded:
+    /// the pop does not wait on the last store to `head` (made deep inside the task that
+    /// ran since the push).
     #[inline(always)]
-    pub(crate) fn try_pop_private(&self) -> bool {
-        let head = self.head.get();
-        if head > self.gate().floor.load(Relaxed).cast_const() {
-            // SAFETY: `head > floor >= base`.
-            self.head.set(unsafe { head.sub(1) });
+    pub(crate) fn try_pop_private(&self, top: &Slot) -> bool {
+        let top = top as *const Slot;
+        debug_assert_eq!(self.head.get(), top.wrapping_add(1));
+        if top >= self.gate().floor.load(Relaxed).cast_const() {
+            self.head.set(top);
             return true;
         }
         false

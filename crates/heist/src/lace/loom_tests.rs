@@ -117,7 +117,7 @@ where
             // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and
             // the job fits (checked in `new`).
             unsafe { slot.put_detached::<B, u64>(job) };
-            self.owner.advance();
+            self.owner.advance(slot);
             self.stack.push(Pushed { slot, id });
             // The owner now runs the other half of its join: a point where a real thief
             // gets to run without any preemption.
@@ -143,7 +143,7 @@ where
     /// `None`, else returns it for `await_stolen`.
     fn pop(&mut self) -> Option<Pushed<'a>> {
         let top = self.stack.pop().expect("pop on an empty model stack");
-        if self.owner.try_pop_private() || self.owner.pop_slow() == Pop::Private {
+        if self.owner.try_pop_private(top.slot) || self.owner.pop_slow() == Pop::Private {
             // SAFETY: popped privately, so no thief claimed the slot and it still holds
             // the `B` put by `push`.
             let job = unsafe { top.slot.take::<B, u64>() };
