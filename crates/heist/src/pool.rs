@@ -11,6 +11,7 @@ use crate::worker::{self, Worker};
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::fmt;
+use std::mem::MaybeUninit;
 use std::panic::{self, AssertUnwindSafe};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
@@ -202,6 +203,33 @@ pub(crate) struct WorkerInfo {
     pub(crate) jobs_len: AtomicUsize,
     /// Relay: this worker's request and task channels.
     pub(crate) channels: crate::relay::Channels,
+    /// Where the worker's own context lives while its thread runs (see `worker::main`):
+    /// beside its deque, so that the owner reaches the gate at a fixed offset.
+    pub(crate) seat: Seat,
+}
+
+/// Room for one `Worker`, built in place and dropped by that worker's thread.
+#[repr(transparent)]
+pub(crate) struct Seat(UnsafeCell<MaybeUninit<Worker>>);
+
+// SAFETY: only the worker's own thread touches a seat: `worker::main` builds the `Worker`
+// in it, uses it through `&Worker` on that thread alone (`Worker` is neither `Send` nor
+// `Sync`), and drops it before returning. No other code reads the field, so sharing the
+// registry shares nothing of the seat's contents.
+unsafe impl Sync for Seat {}
+// SAFETY: a seat holds a live `Worker` only while its thread runs, and that thread keeps
+// the registry alive meanwhile; the registry moves or drops with the seat empty.
+unsafe impl Send for Seat {}
+
+impl Seat {
+    fn new() -> Seat {
+        Seat(UnsafeCell::new(MaybeUninit::uninit()))
+    }
+
+    /// The seat's memory, for `worker::main`.
+    pub(crate) fn get(&self) -> *mut MaybeUninit<Worker> {
+        self.0.get()
+    }
 }
 
 /// The state a pool's workers share.
@@ -231,6 +259,7 @@ impl Registry {
                 jobs: Mutex::new(VecDeque::new()),
                 jobs_len: AtomicUsize::new(0),
                 channels: crate::relay::Channels::new(workers),
+                seat: Seat::new(),
             })
             .collect();
         Registry {

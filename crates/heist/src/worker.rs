@@ -2,7 +2,7 @@
 //! seed 001 §4), stealing, leapfrogging while a stolen task runs (Lace §4.3, with random
 //! steals as fallback), and the idle back-off that ends in sleep.
 
-use crate::lace::deque::{Owner, Pop, Steal};
+use crate::lace::deque::{Deque, Home, Owner, Pop, Steal};
 use crate::latch::Latch;
 use crate::pool::{Registry, Scheduler, WorkerInfo};
 use crate::sleep::{SPIN_ROUNDS, YIELD_ROUNDS};
@@ -10,7 +10,7 @@ use crate::stats::{stat, Stopwatch};
 use crate::task::{self, JobRef, Slot, DONE};
 use std::cell::Cell;
 use std::marker::PhantomData;
-use std::mem;
+use std::mem::{self, offset_of};
 use std::panic;
 use std::ptr;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
@@ -33,7 +33,7 @@ const LEAP_TRIES: u32 = 32;
 pub struct Worker {
     index: usize,
     registry: Arc<Registry>,
-    owner: Owner,
+    owner: Owner<Seated>,
     rng: Cell<u64>,
     pub(crate) relay: crate::relay::Local,
     /// The innermost `Worker::futures` scope running on this worker, if any.
@@ -70,29 +70,58 @@ pub(crate) fn wait_latch(latch: &Latch) {
     })
 }
 
+/// Where a worker's `Owner` lives: inside its `Worker`, which `main` builds in the seat
+/// of its `WorkerInfo`, beside the deque the owner is for.
+pub(crate) struct Seated;
+
+// SAFETY: `main` is the only place a `Worker`, and so an `Owner<Seated>`, is made; it
+// builds it in place in `infos[index].seat`, whose `deque` is the one the owner is for,
+// and checks `is_home` before any owner operation.
+unsafe impl Home for Seated {
+    const GATE_OFFSET: isize = (offset_of!(WorkerInfo, deque) + Deque::GATE_OFFSET) as isize
+        - (offset_of!(WorkerInfo, seat) + offset_of!(Worker, owner)) as isize;
+}
+
 /// A worker thread's body.
 pub(crate) fn main(registry: Arc<Registry>, index: usize) {
-    let info: *const WorkerInfo = &registry.infos[index];
-    // SAFETY: the deque and counters live in the registry, which this worker keeps alive
-    // through its own `Arc` for as long as the `Owner` exists; no other owner is made.
+    // Keeps the seat's memory alive until the worker in it has been dropped, also when
+    // the worker's own `Arc` is the last one otherwise.
+    let keep = Arc::clone(&registry);
+    let info = &keep.infos[index];
     let relay = registry.scheduler == Scheduler::Relay;
-    let owner = unsafe { Owner::new(&(*info).deque, &(*info).counters, relay) };
-    let w = Worker {
-        index,
-        registry,
-        owner,
-        rng: Cell::new(
-            0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
-        ),
-        relay: crate::relay::Local::default(),
-        futures_scope: Cell::new(ptr::null()),
-        detached_depth: Cell::new(0),
-        running: Cell::new(0),
-        _not_send: PhantomData,
+    // SAFETY: the deque and counters live in the registry, which `keep` holds for as long
+    // as the `Owner` exists; no other owner of this deque is made, and the owner is used
+    // only after it is placed in the seat (checked below).
+    let owner = unsafe { Owner::new(&info.deque, &info.counters, relay) };
+    let seat = info.seat.get();
+    // SAFETY: only this thread touches the seat (see `Seat`), and it is empty: each index
+    // gets one thread.
+    let w: &Worker = unsafe {
+        (*seat).write(Worker {
+            index,
+            registry,
+            owner,
+            rng: Cell::new(
+                0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
+            ),
+            relay: crate::relay::Local::default(),
+            futures_scope: Cell::new(ptr::null()),
+            detached_depth: Cell::new(0),
+            running: Cell::new(0),
+            _not_send: PhantomData,
+        })
     };
-    CURRENT.with(|c| c.set(&w));
+    assert!(
+        w.owner.is_home(),
+        "heist: a worker's owner is not beside its deque"
+    );
+    CURRENT.with(|c| c.set(w));
     w.run_loop();
     CURRENT.with(|c| c.set(ptr::null()));
+    // SAFETY: the worker was written above, and nothing refers to it any more: its loop
+    // has ended and `CURRENT` is cleared.
+    unsafe { ptr::drop_in_place((*seat).as_mut_ptr()) };
+    drop(keep);
 }
 
 impl Worker {
@@ -537,7 +566,7 @@ impl Worker {
         &self.registry
     }
 
-    pub(crate) fn owner(&self) -> &Owner {
+    pub(crate) fn owner(&self) -> &Owner<Seated> {
         &self.owner
     }
 

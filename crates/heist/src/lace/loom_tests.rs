@@ -26,10 +26,12 @@
 //! Run with `.ci/loom` (`RUSTFLAGS="--cfg loom" cargo test -p heist --release --lib loom`).
 //! The preemption bound is [`PREEMPTIONS`] unless `LOOM_MAX_PREEMPTIONS` is set.
 
-use super::deque::{Deque, Owner, Pop, Steal};
+use super::deque::{Deque, Home, Owner, Pop, Steal};
 use crate::stats::Counters;
 use crate::task::{fits, Slot, DONE};
 use loom::thread;
+use std::cell::UnsafeCell;
+use std::mem::{offset_of, MaybeUninit};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Acquire, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -79,9 +81,28 @@ struct Pushed<'a> {
     id: usize,
 }
 
+/// A deque with its owner beside it, as a worker's seat keeps them (the owner's fast
+/// paths find the gate at a fixed offset from themselves).
+struct Place {
+    dq: Deque,
+    owner: UnsafeCell<MaybeUninit<Owner<Place>>>,
+}
+
+// SAFETY: only the model's owner thread touches `owner`; thieves use `dq` alone.
+unsafe impl Sync for Place {}
+// SAFETY: as above; the owner is written and used on the model's main thread only.
+unsafe impl Send for Place {}
+
+// SAFETY: an `Owner<Place>` is only made in `run_model`, in the `owner` field of the
+// `Place` whose `dq` it is for, and `is_home` is checked before use.
+unsafe impl Home for Place {
+    const GATE_OFFSET: isize =
+        (offset_of!(Place, dq) + Deque::GATE_OFFSET) as isize - offset_of!(Place, owner) as isize;
+}
+
 /// The owner's side: an `Owner` over the shared deque plus the stack of pushed tasks.
 struct OwnerSide<'a, B> {
-    owner: &'a Owner,
+    owner: &'a Owner<Place>,
     runs: Arc<Runs>,
     make: fn(Arc<Runs>, usize) -> B,
     stack: Vec<Pushed<'a>>,
@@ -95,7 +116,7 @@ impl<'a, B> OwnerSide<'a, B>
 where
     B: FnOnce() -> u64 + Send + 'static,
 {
-    fn new(owner: &'a Owner, runs: &Arc<Runs>, make: fn(Arc<Runs>, usize) -> B) -> Self {
+    fn new(owner: &'a Owner<Place>, runs: &Arc<Runs>, make: fn(Arc<Runs>, usize) -> B) -> Self {
         assert!(fits::<B, u64>(), "the model's job must fit in a slot");
         let bottom: *const Slot = owner.next_slot().expect("capacity > 0");
         OwnerSide {
@@ -205,10 +226,10 @@ where
 /// A thief: up to `attempts` calls of `steal`, running whatever it takes as
 /// `Worker::steal_from` does. It stops after its first `Empty`, which may have raised
 /// the split request (see the module docs for why). Returns the number of tasks it ran.
-fn thief(dq: Arc<Deque>, me: usize, attempts: usize) -> usize {
+fn thief(place: Arc<Place>, me: usize, attempts: usize) -> usize {
     let mut ran = 0;
     for _ in 0..attempts {
-        match dq.steal() {
+        match place.dq.steal() {
             Steal::Taken(slot) => {
                 slot.thief.store(me + 1, Relaxed);
                 // SAFETY: the CAS in `steal` gave this thief the slot, and the owner
@@ -253,21 +274,28 @@ fn run_model<B>(
 ) where
     B: FnOnce() -> u64 + Send + 'static,
 {
-    let dq = Arc::new(Deque::new(shape.capacity));
+    let place = Arc::new(Place {
+        dq: Deque::new(shape.capacity),
+        owner: UnsafeCell::new(MaybeUninit::uninit()),
+    });
     let counters = Counters::default();
     let runs = Runs::new(shape.tasks);
     let handles: Vec<_> = (0..shape.thieves)
         .map(|i| {
-            let dq = Arc::clone(&dq);
+            let place = Arc::clone(&place);
             let attempts = shape.attempts;
-            thread::spawn(move || thief(dq, i, attempts))
+            thread::spawn(move || thief(place, i, attempts))
         })
         .collect();
-    // SAFETY: `dq` and `counters` outlive `owner` (declared before it, dropped after),
-    // and this is the only `Owner` of `dq`.
-    let owner = unsafe { Owner::new(&dq, &counters, false) };
+    // SAFETY: the deque (in `place`) and `counters` outlive every use of the owner, which
+    // ends with this function (the owner owns nothing, so it is never dropped); it is the
+    // only `Owner` of the deque, written in place into its `Place` on this thread alone.
+    let owner: &Owner<Place> =
+        unsafe { (*place.owner.get()).write(Owner::new(&place.dq, &counters, false)) };
+    assert!(owner.is_home());
+    let dq = &place.dq;
     let stolen = {
-        let mut side = OwnerSide::new(&owner, &runs, make);
+        let mut side = OwnerSide::new(owner, &runs, make);
         script(&mut side);
         side.check_empty();
         side.stolen.len()
