@@ -1,5 +1,6 @@
 //! Benchmark kernels for heist (BENCHMARKS.md), the runtimes they run on, and the harness.
 
+pub mod affinity;
 pub mod barrier;
 pub mod bench;
 pub mod fork;

@@ -198,6 +198,7 @@ fn run(a: RunArgs) -> Result<ExitCode, Fail> {
     let (workers, opts) = settings(&a.common, a.stats)?;
     let kinds = run_kinds(bench, &a.runtimes)?;
     let size = SizeArg::parse(&a.common.size)?.resolve(bench);
+    confine(workers);
     let rts = start(&kinds, workers)?;
     let rts: Vec<&Runtime> = rts.iter().collect();
     let pb = progress(
@@ -223,6 +224,7 @@ fn suite(a: Common) -> Result<ExitCode, Fail> {
         SizeArg::Value(v) => return Err(format!("suite takes test, quick or full, not `{v}`")),
     };
     let benches = kernels::all();
+    confine(workers);
     let rts = start(&RuntimeKind::ALL, workers)?;
     let total: usize = benches.iter().map(|b| supported(*b, &rts).len()).sum();
     let pb = progress(((opts.warmup + opts.runs) * total) as u64, a.json);
@@ -241,6 +243,13 @@ fn suite(a: Common) -> Result<ExitCode, Fail> {
         .iter()
         .for_each(|r| eprint!("{}", harness::render_failures(r)));
     Ok(status(reports.iter().all(BenchReport::verified)))
+}
+
+/// Runs this thread and the runtimes it starts on `workers` CPUs only (see `affinity`).
+fn confine(workers: usize) {
+    if let Some(cpus) = heist_bench::affinity::confine(workers) {
+        eprintln!("heist-bench: {workers} workers, so running on CPUs {cpus:?} only");
+    }
 }
 
 fn idle_cmd(a: IdleArgs) -> Result<ExitCode, Fail> {
