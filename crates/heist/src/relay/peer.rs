@@ -37,6 +37,9 @@ pub(crate) trait Peer {
     /// The oldest steal request (or update) waiting in this worker's request channel.
     fn next_request(&self) -> Option<Request>;
 
+    /// Whether a steal request (or update) waits in this worker's request channel.
+    fn requests_waiting(&self) -> bool;
+
     /// Whether this worker has nothing to do but handle requests and wait for tasks: it
     /// runs no task, holds none, and no stolen task waits in its task channel.
     fn is_idle(&self) -> bool;
@@ -95,6 +98,14 @@ impl Peer for Worker {
     #[inline]
     fn next_request(&self) -> Option<Request> {
         self.registry().infos[self.index()].channels.requests.recv()
+    }
+
+    #[inline]
+    fn requests_waiting(&self) -> bool {
+        !self.registry().infos[self.index()]
+            .channels
+            .requests
+            .is_empty()
     }
 
     /// Beyond the trait's rule: a task waiting in a barrier counts as idle, and so the

@@ -8,9 +8,10 @@
 //! and a barrier is waiting, the manager declares termination for that barrier.
 //!
 //! Barriers are numbered: `barrier` takes the next number and the manager only answers
-//! numbers asked for before it looked, so a detection cannot predate the tasks a barrier
-//! waits for. A worker that waited in a barrier sends an update before it goes on, since
-//! its own request may have registered it idle (§4.2.1).
+//! numbers asked for before it looked, and only with its request channel empty, so a
+//! detection cannot predate the tasks a barrier waits for, nor the messages sent before
+//! it was asked. A worker that waited in a barrier sends an update before it goes on,
+//! since its own request may have registered it idle (§4.2.1).
 //!
 //! The protocol functions are generic over [`Peer`], so that the loom models
 //! (`loom_termination.rs`) run them; `barrier` is the runtime's entry point.
@@ -148,6 +149,14 @@ pub(crate) fn check<P: Peer>(p: &P) {
     let b = p.barriers();
     let asked = b.asked.load(SeqCst);
     if asked == b.done.load(Acquire) {
+        return;
+    }
+    // The idle set must be as new as these barriers: whatever was sent to us before one
+    // of them was asked must have been handled. A worker that left a barrier sent an
+    // update before it asked for the next; were it still waiting in our channel, its
+    // old registration would count it idle while it runs the tasks the barrier waits
+    // for. Our load of `asked` above orders us after such a send.
+    if p.requests_waiting() {
         return;
     }
     // The manager counts itself by looking (§4.1.1), the others by their requests.
