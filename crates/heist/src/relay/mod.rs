@@ -19,6 +19,8 @@
 pub(crate) mod channel;
 #[cfg(all(test, loom))]
 mod loom_channel;
+mod peer;
+mod request;
 mod termination;
 
 pub(crate) use termination::{barrier, barrier_pending, Barriers, Termination, MANAGER};
@@ -76,20 +78,39 @@ pub(crate) struct Batch {
 // live in the victim's deque, which the registry keeps alive for every worker.
 unsafe impl Send for Batch {}
 
-/// A worker's channels: steal requests in (MPSC), stolen tasks in (SPSC).
-pub(crate) struct Channels {
+/// A worker's channels: steal requests in (MPSC), stolen tasks in (SPSC). `B` is what a
+/// task message carries (the loom models send abstract tasks).
+pub(crate) struct Channels<B = Batch> {
     requests: channel::Mpsc<Request>,
-    tasks: channel::Spsc<Batch>,
+    tasks: channel::Spsc<B>,
 }
 
-impl Channels {
+impl<B: Copy> Channels<B> {
     /// Channels for a pool of `n` workers: n−1 foreign requests, the worker's own
     /// returned one, and as many again of slack for the manager's updates.
-    pub(crate) fn new(n: usize) -> Channels {
+    pub(crate) fn new(n: usize) -> Channels<B> {
         Channels {
             requests: channel::Mpsc::new(2 * n),
             tasks: channel::Spsc::new(2),
         }
+    }
+
+    /// Queues a steal request (or update).
+    fn post_request(&self, req: Request) {
+        let sent = self.requests.send(req);
+        assert!(
+            sent,
+            "relay: request channels hold every request that can exist"
+        );
+    }
+
+    /// Queues tasks for the thief that owns this channel.
+    fn post_tasks(&self, tasks: B) {
+        let sent = self.tasks.send(tasks);
+        assert!(
+            sent,
+            "relay: a thief has at most one request out, so its task channel has room"
+        );
     }
 
     /// Whether no stolen tasks wait to be received.
@@ -134,6 +155,28 @@ impl Local {
         self.status.set(Status::Working);
         self.revoked.set(self.outstanding.get());
     }
+
+    /// Whether our steal request is out.
+    fn outstanding(&self) -> bool {
+        self.outstanding.get()
+    }
+
+    /// Tasks from worker `from` answered our request: we are working, and start afresh.
+    fn answered(&self, from: u32) {
+        self.outstanding.set(false);
+        self.status.set(Status::Working);
+        self.revoked.set(false);
+        self.returned_at.set(None);
+        self.backoff.set(Duration::ZERO);
+        self.last_victim.set(Some(from));
+    }
+
+    /// Our request came home registered: pause before the next, longer each time.
+    fn back_off(&self) {
+        self.returned_at.set(Some(Instant::now()));
+        self.backoff
+            .set((self.backoff.get() * 2).clamp(BACKOFF_MIN, BACKOFF_MAX));
+    }
 }
 
 impl Default for Local {
@@ -165,17 +208,13 @@ pub(crate) fn poll(w: &Worker) {
     // store lands after our clear and the next push or pop comes back here.
     fence(SeqCst);
     let r = w.registry();
-    if w.index() as u32 == termination::MANAGER {
+    if w.index() as u32 == MANAGER {
         while let Some(job) = r.take_injected() {
-            termination::unregister(w, termination::MANAGER);
+            termination::unregister(w, MANAGER);
             r.push_job(w.index(), job);
         }
     }
-    let ch = &r.infos[w.index()].channels;
-    while let Some(req) = ch.requests.recv() {
-        handle(w, req);
-    }
-    termination::check(w);
+    request::handle_waiting(w);
 }
 
 /// The manager takes a job submitted from outside; it is busy from then on.
@@ -197,111 +236,6 @@ pub(crate) fn pop_slow(w: &Worker) -> Pop {
     w.owner().relay_pop()
 }
 
-fn handle(w: &Worker, mut req: Request) {
-    let me = w.index() as u32;
-    if req.update {
-        termination::update(w, req);
-        return;
-    }
-    if req.thief == me {
-        own_returned(w, req);
-        return;
-    }
-    if try_give(w, &req) {
-        return;
-    }
-    if me == termination::MANAGER && req.status == Status::Idle {
-        req.status = Status::Registered;
-        termination::register(w, req.thief);
-    }
-    forward(w, req);
-}
-
-/// Answers `req` with private tasks (one, or half of them in steal-half mode), else with
-/// the older half of the heap jobs: those are flat loops of spawns (scopes, detached
-/// tasks), where taking half is what pays (thesis §3.5).
-fn try_give(w: &Worker, req: &Request) -> bool {
-    let avail = w.owner().private_len();
-    let jobs = if avail > 0 {
-        None
-    } else {
-        let jobs = w.registry().take_oldest_jobs(w.index(), true);
-        if jobs.is_empty() {
-            return false;
-        }
-        Some(jobs)
-    };
-    if req.status == Status::Registered {
-        termination::reactivated(w, *req);
-    }
-    match jobs {
-        Some(jobs) => give_jobs(w, req.thief, jobs),
-        None => give(w, req.thief, if req.half { (avail / 2).max(1) } else { 1 }),
-    }
-    true
-}
-
-/// Passes `req` on after a failure: to a random worker, or home after n−1 failures.
-fn forward(w: &Worker, mut req: Request) {
-    let n = w.workers() as u32;
-    req.failed += 1;
-    if req.failed < n - 1 {
-        stat!(w.counters(), requests_forwarded);
-        let to = random_other(w, req.thief);
-        send(w, to, req);
-    } else {
-        stat!(w.counters(), requests_returned);
-        send(w, req.thief, req);
-    }
-}
-
-/// Our own request came back after n−1 failures. If we have nothing, it goes to the
-/// manager as "idle" (once per idle period); once registered, we back off before the
-/// next one.
-fn own_returned(w: &Worker, mut req: Request) {
-    let l = &w.relay;
-    l.outstanding.set(false);
-    if l.revoked.replace(false) {
-        req.status = Status::Working;
-    }
-    l.status.set(req.status);
-    if req.status == Status::Registered {
-        // Only a worker the manager counts idle backs off (thesis §4.2).
-        l.returned_at.set(Some(Instant::now()));
-        l.backoff
-            .set((l.backoff.get() * 2).clamp(BACKOFF_MIN, BACKOFF_MAX));
-    }
-    if req.status == Status::Working && termination::is_idle(w) {
-        req.status = Status::Idle;
-        req.failed = 0;
-        l.outstanding.set(true);
-        if w.index() as u32 == termination::MANAGER {
-            req.status = Status::Registered;
-            l.status.set(Status::Registered);
-            termination::register(w, req.thief);
-            forward(w, req);
-        } else {
-            send(w, termination::MANAGER, req);
-        }
-    }
-}
-
-/// A random worker other than this one and `thief` (there are at least three workers
-/// whenever this is called, since `failed < n − 1`).
-fn random_other(w: &Worker, thief: u32) -> u32 {
-    let n = w.workers() as u64;
-    let me = w.index() as u32;
-    let (lo, hi) = if me < thief { (me, thief) } else { (thief, me) };
-    let mut v = (w.next_random() % (n - 2)) as u32;
-    if v >= lo {
-        v += 1;
-    }
-    if v >= hi {
-        v += 1;
-    }
-    v
-}
-
 /// Hands the `k` oldest private tasks to `thief` in one message, and wakes it.
 fn give(w: &Worker, thief: u32, k: u32) {
     stat!(w.counters(), steal_half, k > 1);
@@ -319,11 +253,7 @@ fn give(w: &Worker, thief: u32, k: u32) {
         from: w.index() as u32,
         jobs: std::ptr::null_mut(),
     };
-    let sent = r.infos[thief as usize].channels.tasks.send(batch);
-    assert!(
-        sent,
-        "relay: a thief has at most one request out, so its task channel has room"
-    );
+    r.infos[thief as usize].channels.post_tasks(batch);
     r.sleep.wake(thief as usize);
 }
 
@@ -339,11 +269,7 @@ fn give_jobs(w: &Worker, thief: u32, jobs: Vec<JobRef>) {
         from: w.index() as u32,
         jobs: Box::into_raw(Box::new(jobs)),
     };
-    let sent = r.infos[thief as usize].channels.tasks.send(batch);
-    assert!(
-        sent,
-        "relay: a thief has at most one request out, so its task channel has room"
-    );
+    r.infos[thief as usize].channels.post_tasks(batch);
     r.sleep.wake(thief as usize);
 }
 
@@ -351,11 +277,7 @@ fn give_jobs(w: &Worker, thief: u32, jobs: Vec<JobRef>) {
 pub(crate) fn send(w: &Worker, to: u32, req: Request) {
     let r = w.registry();
     let info = &r.infos[to as usize];
-    let sent = info.channels.requests.send(req);
-    assert!(
-        sent,
-        "relay: request channels hold every request that can exist"
-    );
+    info.channels.post_request(req);
     fence(SeqCst);
     info.deque.raise_flag();
     r.sleep.wake(to as usize);
@@ -367,18 +289,12 @@ pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
     poll(w);
     let ch = &w.registry().infos[w.index()].channels;
     if let Some(batch) = ch.tasks.recv() {
-        let l = &w.relay;
-        l.outstanding.set(false);
-        l.status.set(Status::Working);
-        l.revoked.set(false);
-        l.returned_at.set(None);
-        l.backoff.set(Duration::ZERO);
-        l.last_victim.set(Some(batch.from));
         stat!(
             w.counters(),
             reply_wait_ns,
-            l.sent_at.get().map_or(0, |t| t.elapsed().as_nanos())
+            w.relay.sent_at.get().map_or(0, |t| t.elapsed().as_nanos())
         );
+        w.relay.answered(batch.from);
         if batch.jobs.is_null() {
             run_batch(w, batch);
         } else {
@@ -387,20 +303,11 @@ pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
         }
         return true;
     }
-    if !w.relay.outstanding.get() && may_request(w) {
+    if !w.relay.outstanding() && may_request(w) {
         let to = w.relay.last_victim.take().unwrap_or(victim as u32);
         adapt(w);
-        let req = Request {
-            thief: w.index() as u32,
-            failed: 0,
-            half: w.relay.half.get(),
-            status: w.relay.status.get(),
-            update: false,
-        };
-        w.relay.outstanding.set(true);
         w.relay.sent_at.set(Some(Instant::now()));
-        stat!(w.counters(), requests_sent);
-        send(w, to, req);
+        request::ask(w, to);
     }
     false
 }
@@ -418,7 +325,7 @@ pub(crate) fn awaiting_reply(w: &Worker) -> bool {
 /// the back-off after the last unanswered request has passed.
 fn may_request(w: &Worker) -> bool {
     let r = w.registry();
-    if r.in_flight.load(Relaxed) == 0 && !termination::barrier_pending(r) {
+    if r.in_flight.load(Relaxed) == 0 && !r.barriers.pending() {
         return false;
     }
     match w.relay.returned_at.get() {

@@ -8,16 +8,22 @@
 //! and a barrier is waiting, the manager declares termination for that barrier.
 //!
 //! Barriers are numbered: `barrier` takes the next number and the manager only answers
-//! numbers asked for before it looked, so a detection cannot predate the tasks a barrier
-//! waits for. A worker that waited in a barrier sends an update before it goes on, since
-//! its own request may have registered it idle (§4.2.1).
+//! numbers asked for before it looked, and only with its request channel empty, so a
+//! detection cannot predate the tasks a barrier waits for, nor the messages sent before
+//! it was asked. A worker that waited in a barrier sends an update before it goes on,
+//! since its own request may have registered it idle (§4.2.1).
+//!
+//! The protocol functions are generic over [`Peer`], so that the loom models
+//! (`loom_termination.rs`) run them; `barrier` is the runtime's entry point.
 
-use super::{send, Request, Status};
+use super::peer::Peer;
+use super::{Request, Status};
 use crate::pool::{lock, Registry};
+use crate::sync::AtomicU64;
 use crate::worker::{self, Worker};
 use std::cell::{Cell, RefCell};
 use std::panic;
-use std::sync::atomic::{AtomicU64, Ordering::Acquire, Ordering::Release, Ordering::SeqCst};
+use std::sync::atomic::{Ordering::Acquire, Ordering::Release, Ordering::SeqCst};
 use std::sync::{Arc, Condvar, Mutex};
 
 /// The manager's worker index.
@@ -30,6 +36,29 @@ pub(crate) struct Termination {
     count: Cell<usize>,
 }
 
+impl Termination {
+    fn registered(&self, w: u32) -> bool {
+        self.idle.borrow().get(w as usize).copied().unwrap_or(false)
+    }
+
+    /// Puts `thief` in (or takes it out of) the idle set of a pool of `n`.
+    fn set(&self, n: u32, thief: u32, idle: bool) {
+        let mut set = self.idle.borrow_mut();
+        if set.is_empty() {
+            set.resize(n as usize, false);
+        }
+        let slot = &mut set[thief as usize];
+        if *slot != idle {
+            *slot = idle;
+            self.count.set(if idle {
+                self.count.get() + 1
+            } else {
+                self.count.get() - 1
+            });
+        }
+    }
+}
+
 /// Barrier numbers asked for and answered, shared by the pool.
 #[derive(Default)]
 pub(crate) struct Barriers {
@@ -39,115 +68,140 @@ pub(crate) struct Barriers {
     cv: Condvar,
 }
 
-/// Whether `w` has nothing to do: it runs no task (beyond the one waiting in a barrier),
-/// has none in its deque, none waiting in its task channel and no job in its list (and, for the manager, nothing submitted
-/// from outside). A request can come home while its thief runs a task, in a poll.
-pub(crate) fn is_idle(w: &Worker) -> bool {
-    let r = w.registry();
-    w.running() == w.relay.idle_running.get()
-        && w.owner().depth() == 0
-        // An answer to our own request may be waiting: for the manager, whose own idleness
-        // is looked at rather than registered, this is the only sign of it.
-        && r.infos[w.index()].channels.no_tasks()
-        && r.jobs_len(w.index()) == 0
-        && (w.index() as u32 != MANAGER || !r.has_injected())
+impl Barriers {
+    /// Asks for a new barrier; its number.
+    pub(crate) fn ask(&self) -> u64 {
+        self.asked.fetch_add(1, SeqCst) + 1
+    }
+
+    /// Whether termination has been declared for barrier `mine`.
+    pub(crate) fn answered(&self, mine: u64) -> bool {
+        self.done.load(Acquire) >= mine
+    }
+
+    /// Whether some barrier waits for an answer (a hint: idle workers keep stealing).
+    pub(crate) fn pending(&self) -> bool {
+        self.asked.load(Acquire) > self.done.load(Acquire)
+    }
+
+    /// Declares termination for every barrier up to `asked`, and wakes waiters that are
+    /// not workers.
+    fn declare(&self, asked: u64) {
+        let _g = lock(&self.lock);
+        self.done.store(asked, Release);
+        self.cv.notify_all();
+    }
+
+    /// Blocks a thread that is not a worker until barrier `mine` is answered.
+    fn wait(&self, mine: u64) {
+        let mut g = lock(&self.lock);
+        while !self.answered(mine) {
+            g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+    }
 }
 
 /// Manager: `thief` is idle.
-pub(crate) fn register(w: &Worker, thief: u32) {
-    set_idle(w, thief, true);
-    check(w);
+pub(crate) fn register<P: Peer>(p: &P, thief: u32) {
+    set_idle(p, thief, true);
+    check(p);
 }
 
 /// Manager: `thief` has work again.
-pub(crate) fn unregister(w: &Worker, thief: u32) {
-    set_idle(w, thief, false);
+pub(crate) fn unregister<P: Peer>(p: &P, thief: u32) {
+    set_idle(p, thief, false);
 }
 
-fn set_idle(w: &Worker, thief: u32, idle: bool) {
-    debug_assert_eq!(w.index() as u32, MANAGER);
-    let t = &w.relay.term;
-    let mut set = t.idle.borrow_mut();
-    if set.is_empty() {
-        set.resize(w.workers(), false);
-    }
-    let slot = &mut set[thief as usize];
-    if *slot != idle {
-        *slot = idle;
-        t.count.set(if idle {
-            t.count.get() + 1
-        } else {
-            t.count.get() - 1
-        });
-    }
-}
-
-impl Termination {
-    fn registered(&self, w: u32) -> bool {
-        self.idle.borrow().get(w as usize).copied().unwrap_or(false)
-    }
+fn set_idle<P: Peer>(p: &P, thief: u32, idle: bool) {
+    debug_assert_eq!(p.me(), MANAGER);
+    p.local().term.set(p.n(), thief, idle);
 }
 
 /// Manager: an update message arrived.
-pub(crate) fn update(w: &Worker, req: Request) {
-    unregister(w, req.thief);
+pub(crate) fn update<P: Peer>(p: &P, req: Request) {
+    unregister(p, req.thief);
 }
 
 /// A victim is about to answer the request of a registered thief.
-pub(crate) fn reactivated(w: &Worker, req: Request) {
-    if w.index() as u32 == MANAGER {
-        unregister(w, req.thief);
+pub(crate) fn reactivated<P: Peer>(p: &P, req: Request) {
+    if p.me() == MANAGER {
+        unregister(p, req.thief);
     } else {
         let update = Request {
             status: Status::Working,
             update: true,
             ..req
         };
-        send(w, MANAGER, update);
+        p.send(MANAGER, update);
     }
 }
 
 /// Whether some barrier waits for an answer (a hint: idle workers keep stealing).
 pub(crate) fn barrier_pending(r: &Registry) -> bool {
-    r.barriers.asked.load(Acquire) > r.barriers.done.load(Acquire)
+    r.barriers.pending()
 }
 
 /// Manager: declares termination for every barrier asked so far, if all are idle.
-pub(crate) fn check(w: &Worker) {
-    if w.index() as u32 != MANAGER {
+pub(crate) fn check<P: Peer>(p: &P) {
+    if p.me() != MANAGER {
         return;
     }
-    let r = w.registry();
-    let b = &r.barriers;
+    let b = p.barriers();
     let asked = b.asked.load(SeqCst);
     if asked == b.done.load(Acquire) {
         return;
     }
+    // The idle set must be as new as these barriers: whatever was sent to us before one
+    // of them was asked must have been handled. A worker that left a barrier sent an
+    // update before it asked for the next; were it still waiting in our channel, its
+    // old registration would count it idle while it runs the tasks the barrier waits
+    // for. Our load of `asked` above orders us after such a send.
+    if p.requests_waiting() {
+        return;
+    }
     // The manager counts itself by looking (§4.1.1), the others by their requests.
-    let others = w.relay.term.count.get() - usize::from(w.relay.term.registered(MANAGER));
-    if others == w.workers() - 1 && is_idle(w) && r.no_jobs_queued() {
-        let _g = lock(&b.lock);
-        b.done.store(asked, Release);
-        b.cv.notify_all();
+    let term = &p.local().term;
+    let others = term.count.get() - usize::from(term.registered(MANAGER));
+    if others == p.n() as usize - 1 && p.is_idle() && p.no_jobs_queued() {
+        b.declare(asked);
+    }
+}
+
+/// Whether barrier `mine` is answered; the manager checks for termination first.
+pub(crate) fn reached<P: Peer>(p: &P, mine: u64) -> bool {
+    check(p);
+    p.barriers().answered(mine)
+}
+
+/// `p` leaves a barrier it waited in. Its request may have registered it idle; it is
+/// busy again from here on, so the manager must know before anything else (§4.2.1).
+pub(crate) fn leave<P: Peer>(p: &P) {
+    p.local().resume_working();
+    if p.me() == MANAGER {
+        unregister(p, MANAGER);
+    } else {
+        let update = Request {
+            thief: p.me(),
+            failed: 0,
+            half: false,
+            status: Status::Working,
+            update: true,
+        };
+        p.send(MANAGER, update);
     }
 }
 
 /// The relay barrier: waits until the manager detects termination for it.
 pub(crate) fn barrier(r: &Arc<Registry>) {
     let b = &r.barriers;
-    let mine = b.asked.fetch_add(1, SeqCst) + 1;
+    let mine = b.ask();
     r.infos[MANAGER as usize].deque.raise_flag();
     // Sleepers must take part: their requests are how the manager learns they are idle.
     r.sleep.wake_all();
     match worker::current_in(r) {
         // SAFETY: `current_in` returns this thread's live worker.
         Some(w) => unsafe { wait_on_worker(&*w, mine) },
-        None => {
-            let mut g = lock(&b.lock);
-            while b.done.load(Acquire) < mine {
-                g = b.cv.wait(g).unwrap_or_else(|e| e.into_inner());
-            }
-        }
+        None => b.wait(mine),
     }
     if let Some(p) = crate::barrier::take_panic(r) {
         panic::resume_unwind(p);
@@ -155,26 +209,9 @@ pub(crate) fn barrier(r: &Arc<Registry>) {
 }
 
 fn wait_on_worker(w: &Worker, mine: u64) {
-    let b = &w.registry().barriers;
     // The task waiting here counts as idle, or the barrier could never complete.
     let outer = w.relay.idle_running.replace(w.running());
-    w.wait_until(|| {
-        check(w);
-        b.done.load(Acquire) >= mine
-    });
+    w.wait_until(|| reached(w, mine));
     w.relay.idle_running.set(outer);
-    // Our request may have registered us idle; we are busy again from here on.
-    w.relay.resume_working();
-    if w.index() as u32 == MANAGER {
-        unregister(w, MANAGER);
-    } else {
-        let update = Request {
-            thief: w.index() as u32,
-            failed: 0,
-            half: false,
-            status: Status::Working,
-            update: true,
-        };
-        send(w, MANAGER, update);
-    }
+    leave(w);
 }
