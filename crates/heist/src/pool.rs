@@ -208,8 +208,9 @@ pub(crate) struct WorkerInfo {
     pub(crate) seat: Seat,
 }
 
-/// Room for one `Worker`, built in place and dropped by that worker's thread.
-#[repr(transparent)]
+/// Room for one `Worker`, built in place and dropped by that worker's thread. It has
+/// cache lines of its own: thieves lock the job list and read the words around it.
+#[repr(C, align(128))]
 pub(crate) struct Seat(UnsafeCell<MaybeUninit<Worker>>);
 
 // SAFETY: only the worker's own thread touches a seat: `worker::main` builds the `Worker`
