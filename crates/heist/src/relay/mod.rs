@@ -19,6 +19,8 @@
 pub(crate) mod channel;
 #[cfg(all(test, loom))]
 mod loom_channel;
+#[cfg(all(test, loom))]
+mod loom_termination;
 mod peer;
 mod request;
 mod termination;
