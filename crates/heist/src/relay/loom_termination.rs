@@ -278,8 +278,11 @@ impl ModelPeer {
     /// One round of the scheduling loop.
     fn step(&self) {
         handle_waiting(self);
-        if self.eager && self.deque.borrow().is_empty() && self.channels().no_tasks() {
-            self.maybe_ask();
+        if self.eager && self.running.get().is_some() && self.deque.borrow().is_empty() {
+            // Unless an answer waits already (the runtime would run it).
+            if self.channels().no_tasks() {
+                self.maybe_ask();
+            }
         }
         if let Some(task) = self.running.take() {
             self.work_on(task);
