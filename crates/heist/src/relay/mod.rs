@@ -330,10 +330,7 @@ fn may_request(w: &Worker) -> bool {
     if r.in_flight.load(Relaxed) == 0 && !r.barriers.pending() {
         return false;
     }
-    match w.relay.returned_at.get() {
-        Some(t) => t.elapsed() >= w.relay.backoff.get(),
-        None => true,
-    }
+    backoff_left(w).is_none()
 }
 
 /// How long `w` still has to wait before its next request, if it is backing off.
