@@ -1,10 +1,14 @@
 //! Detached tasks and the task barrier (thesis §4.1–4.2): `'static` tasks with no handle,
 //! and a barrier that returns once every detached task spawned before it, with all of
-//! their children, has finished. Under relay the barrier is answered by termination
-//! detection through the steal requests (`relay/termination.rs`). Under Lace the pool
-//! counts detached tasks in flight, which is the fastest way there: a task's children
-//! (joins, scopes, futures) finish inside it, and detached tasks it spawns are counted
-//! before it ends, so the count reaches zero only when all are done.
+//! their children, has finished.
+//!
+//! Under relay, a barrier where the thesis allows one (outside the pool, or at the root
+//! of `Pool::run`) is answered by termination detection through the steal requests
+//! (`relay/termination.rs`). Elsewhere, and under Lace, the pool counts detached tasks in
+//! flight, which is the fastest way there: a task's children (joins, scopes, futures)
+//! finish inside it, and detached tasks it spawns are counted before it ends, so the
+//! count reaches zero only when all are done. A barrier inside a task does not wait for
+//! the detached tasks that its worker took it up inside of, since they cannot end first.
 
 use crate::pool::{lock, Pool, Registry};
 use crate::task::{JobRef, Panic};
@@ -33,7 +37,9 @@ unsafe fn execute<F: FnOnce(&Worker) + Send + 'static>(data: *const (), w: &Work
     let job = unsafe { Box::from_raw(data as *mut Job<F>) };
     let Job { f, registry } = *job;
     w.detached_depth.set(w.detached_depth.get() + 1);
+    let outer = w.detached_running.replace(w.running());
     let out = panic::catch_unwind(AssertUnwindSafe(|| f(w)));
+    w.detached_running.set(outer);
     w.detached_depth.set(w.detached_depth.get() - 1);
     if let Err(p) = out {
         let mut slot = lock(&registry.detached.panic);
@@ -73,21 +79,22 @@ pub(crate) fn take_panic(registry: &Registry) -> Option<Panic> {
 }
 
 fn wait(registry: &Arc<Registry>) {
-    if let Some(w) = worker::current_in(registry) {
-        // SAFETY: `current_in` returns this thread's live worker.
-        let inside = unsafe { (*w).detached_depth.get() } > 0;
-        assert!(
-            !inside,
-            "heist: barrier() inside a detached task would wait for that task itself"
-        );
-    }
-    if registry.scheduler == crate::pool::Scheduler::Relay {
-        return crate::relay::barrier(registry);
+    // SAFETY: `current_in` returns this thread's live worker, which outlives this call.
+    let w = worker::current_in(registry).map(|w| unsafe { &*w });
+    // Only the task itself (or a branch it runs inline) is caught here: a barrier in a
+    // branch that another worker stole, or in its scope tasks, hangs instead.
+    assert!(
+        w.is_none_or(|w| w.detached_depth.get() == 0 || w.detached_running.get() != w.running()),
+        "heist: barrier() inside a detached task would wait for that task itself"
+    );
+    if registry.scheduler == crate::pool::Scheduler::Relay && crate::relay::at_root(w) {
+        return crate::relay::barrier(registry, w);
     }
     let d = &registry.detached;
-    match worker::current_in(registry) {
-        // SAFETY: `current_in` returns this thread's live worker.
-        Some(w) => unsafe { (*w).wait_until(|| d.pending.load(Acquire) == 0) },
+    match w {
+        // The detached tasks this one runs inside (nested on this worker's stack) cannot
+        // finish before it does: waiting for them would never end.
+        Some(w) => w.wait_until(|| d.pending.load(Acquire) <= w.detached_depth.get() as usize),
         None => {
             let mut g = lock(&d.panic);
             while d.pending.load(Acquire) != 0 {
@@ -125,6 +132,12 @@ impl Pool {
     /// spawned, has finished; then re-raises the first panic among them, if any.
     ///
     /// Called from a worker of this pool, the worker keeps running tasks while it waits.
+    /// Called inside a task, it does not wait for a detached task that its worker was
+    /// running when it took this task up while waiting, since that one cannot finish
+    /// before the barrier returns. It must not be called inside a detached task (or its
+    /// join branches and scope tasks), which it would wait for: on the task's own worker
+    /// that panics, elsewhere it hangs. Call it from outside the pool or at the root of
+    /// [`Pool::run`] to wait for every detached task.
     pub fn barrier(&self) {
         wait(self.registry());
     }

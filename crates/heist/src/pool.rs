@@ -419,7 +419,9 @@ where
         // is set, and the owner reads `out` only after it.
         let root = unsafe { &*data.cast::<Root<F, R>>() };
         let f = unsafe { (*root.f.get()).take() }.expect("a root runs once");
+        let outer = w.root_running.replace(w.running());
         let out = panic::catch_unwind(AssertUnwindSafe(|| f(w)));
+        w.root_running.set(outer);
         unsafe { *root.out.get() = Some(out) };
         root.latch.set();
     }

@@ -40,6 +40,10 @@ pub struct Worker {
     pub(crate) futures_scope: Cell<*const ()>,
     /// How many detached tasks this worker is running (nested through waits).
     pub(crate) detached_depth: Cell<u32>,
+    /// `running` while the innermost detached task on this worker runs, else 0.
+    pub(crate) detached_running: Cell<u32>,
+    /// `running` while the innermost root task of `Pool::run` on this worker runs, else 0.
+    pub(crate) root_running: Cell<u32>,
     running: Cell<u32>,
     _not_send: PhantomData<*const ()>,
 }
@@ -107,6 +111,8 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
             relay: crate::relay::Local::default(),
             futures_scope: Cell::new(ptr::null()),
             detached_depth: Cell::new(0),
+            detached_running: Cell::new(0),
+            root_running: Cell::new(0),
             running: Cell::new(0),
             _not_send: PhantomData,
         })
@@ -520,7 +526,7 @@ impl Worker {
                 if let Steal::Taken(slot) = info.deque.steal() {
                     slot.thief.store(self.index + 1, Relaxed);
                     // SAFETY: the CAS in `steal` gave this worker the slot.
-                    unsafe { slot.run_stolen(self) };
+                    self.busy(|| unsafe { slot.run_stolen(self) });
                     return true;
                 }
             }

@@ -102,3 +102,56 @@ fn a_barrier_inside_a_detached_task_panics_instead_of_hanging() {
         assert_eq!(pool.run(|w| fib(w, 10)), 55);
     }
 }
+
+/// Spawns detached work that must be done when the barrier returns, then waits in a
+/// barrier from `place`'s branch; the result is whether the work was done. The detached
+/// tasks never wait, so no barrier can be taken up beneath one of them.
+fn barrier_in(pool: &Pool, w: &Worker, place: usize) -> bool {
+    let count = Arc::new(AtomicUsize::new(0));
+    for i in 0..40u64 {
+        let c = Arc::clone(&count);
+        w.spawn_detached(move |_| {
+            std::hint::black_box((0..2000u64).fold(i, |a, k| a.wrapping_mul(31) ^ k));
+            c.fetch_add(1, Ordering::SeqCst);
+        });
+    }
+    let done = || count.load(Ordering::SeqCst) == 40;
+    let nap = || std::thread::sleep(std::time::Duration::from_millis(2));
+    let waited = |_: &Worker| {
+        pool.barrier();
+        done()
+    };
+    match place {
+        0 => w.join(|_| nap(), waited).1,
+        1 => w.join(waited, |_| nap()).0,
+        2 => {
+            let mut seen = false;
+            w.scope(|s| {
+                s.spawn(|_| {
+                    pool.barrier();
+                    seen = done();
+                });
+                nap();
+            });
+            seen
+        }
+        _ => w.join(|w| w.join(|_| nap(), waited).1, |_| nap()).0,
+    }
+}
+
+#[test]
+fn a_barrier_in_a_branch_of_a_task_waits_and_returns() {
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        for n in [2, 3, 16] {
+            let pool = Pool::builder().workers(n).scheduler(s).build().unwrap();
+            for place in 0..4 {
+                for round in 0..5 {
+                    assert!(
+                        pool.run(|w| barrier_in(&pool, w, place)),
+                        "{s:?} {n} workers, place {place}, round {round}"
+                    );
+                }
+            }
+        }
+    }
+}

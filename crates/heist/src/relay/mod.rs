@@ -25,7 +25,7 @@ mod peer;
 mod request;
 mod termination;
 
-pub(crate) use termination::{barrier, barrier_pending, Barriers, Termination, MANAGER};
+pub(crate) use termination::{at_root, barrier, barrier_pending, Barriers, Termination, MANAGER};
 
 use crate::lace::deque::Pop;
 use crate::stats::stat;

@@ -20,7 +20,7 @@ use super::peer::Peer;
 use super::{Request, Status};
 use crate::pool::{lock, Registry};
 use crate::sync::AtomicU64;
-use crate::worker::{self, Worker};
+use crate::worker::Worker;
 use std::cell::{Cell, RefCell};
 use std::panic;
 use std::sync::atomic::{Ordering::Acquire, Ordering::Release, Ordering::SeqCst};
@@ -191,16 +191,26 @@ pub(crate) fn leave<P: Peer>(p: &P) {
     }
 }
 
-/// The relay barrier: waits until the manager detects termination for it.
-pub(crate) fn barrier(r: &Arc<Registry>) {
+/// Whether a barrier called on `w` (`None`: outside the pool) can wait for termination.
+/// Termination needs every worker idle, and a task counts as idle only while it waits
+/// in the barrier; a task that another one waits for (a join branch, a scope or future
+/// task, a task nested in a wait) would keep that other one busy forever. So, as the
+/// thesis allows barriers in the root task only (§4.2): the root of `Pool::run` at the
+/// bottom of its worker with none of its own tasks out, or a thread outside the pool.
+pub(crate) fn at_root(w: Option<&Worker>) -> bool {
+    w.is_none_or(|w| w.running() == 1 && w.root_running.get() == 1 && w.owner().depth() == 0)
+}
+
+/// The relay barrier, called by `w` (see `at_root`): waits until the manager detects
+/// termination for it.
+pub(crate) fn barrier(r: &Arc<Registry>, w: Option<&Worker>) {
     let b = &r.barriers;
     let mine = b.ask();
     r.infos[MANAGER as usize].deque.raise_flag();
     // Sleepers must take part: their requests are how the manager learns they are idle.
     r.sleep.wake_all();
-    match worker::current_in(r) {
-        // SAFETY: `current_in` returns this thread's live worker.
-        Some(w) => unsafe { wait_on_worker(&*w, mine) },
+    match w {
+        Some(w) => wait_on_worker(w, mine),
         None => b.wait(mine),
     }
     if let Some(p) = crate::barrier::take_panic(r) {
