@@ -14,7 +14,7 @@ use std::fmt;
 use std::mem::MaybeUninit;
 use std::panic::{self, AssertUnwindSafe};
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::JoinHandle;
 
@@ -245,6 +245,9 @@ pub(crate) struct Registry {
     pub(crate) terminate: AtomicBool,
     pub(crate) detached: crate::barrier::Detached,
     pub(crate) barriers: crate::relay::Barriers,
+    /// Relay: bumped when a barrier is answered, or a heap job is queued while workers
+    /// sleep. A worker that began backing off before the last bump may ask at once.
+    pub(crate) news: AtomicU64,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -273,6 +276,7 @@ impl Registry {
             terminate: AtomicBool::new(false),
             detached: Default::default(),
             barriers: Default::default(),
+            news: AtomicU64::new(0),
         }
     }
 

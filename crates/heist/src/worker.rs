@@ -585,6 +585,12 @@ impl Worker {
                 // answers them here, like a push does.
                 self.registry.push_job_quiet(self.index, job);
                 self.poll();
+                // Workers backing off (asleep or not yet) should ask for it at once.
+                let r = &self.registry;
+                r.news.fetch_add(1, Relaxed);
+                if r.sleep.has_sleepers() {
+                    r.sleep.wake_one();
+                }
             }
         }
     }

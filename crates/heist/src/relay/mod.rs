@@ -147,6 +147,8 @@ pub(crate) struct Local {
     /// When the last request came back unanswered, and how long to wait after that.
     returned_at: Cell<Option<Instant>>,
     backoff: Cell<Duration>,
+    /// The pool's `news` when the back-off began: news ends the back-off.
+    backoff_epoch: Cell<u64>,
     /// When our request last went out.
     sent_at: Cell<Option<Instant>>,
 }
@@ -173,8 +175,12 @@ impl Local {
         self.last_victim.set(Some(from));
     }
 
-    /// Our request came home registered: pause before the next, longer each time.
-    fn back_off(&self) {
+    /// Our request came home registered: pause before the next, longer each time while
+    /// there is no news (`epoch`: the pool's `news` now).
+    fn back_off(&self, epoch: u64) {
+        if self.backoff_epoch.replace(epoch) != epoch {
+            self.backoff.set(Duration::ZERO);
+        }
         self.returned_at.set(Some(Instant::now()));
         self.backoff
             .set((self.backoff.get() * 2).clamp(BACKOFF_MIN, BACKOFF_MAX));
@@ -196,6 +202,7 @@ impl Default for Local {
             spawned: Cell::new(false),
             returned_at: Cell::new(None),
             backoff: Cell::new(Duration::ZERO),
+            backoff_epoch: Cell::new(0),
             sent_at: Cell::new(None),
         }
     }
@@ -336,6 +343,9 @@ fn may_request(w: &Worker) -> bool {
 /// How long `w` still has to wait before its next request, if it is backing off.
 pub(crate) fn backoff_left(w: &Worker) -> Option<Duration> {
     let since = w.relay.returned_at.get()?.elapsed();
+    if w.registry().news.load(Relaxed) != w.relay.backoff_epoch.get() {
+        return None;
+    }
     w.relay
         .backoff
         .get()

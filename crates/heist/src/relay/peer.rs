@@ -13,6 +13,7 @@ use super::{give, give_jobs, send, Barriers, Local, Request, MANAGER};
 use crate::stats::Counters;
 use crate::task::JobRef;
 use crate::worker::Worker;
+use std::sync::atomic::Ordering::Relaxed;
 
 /// A worker as the relay protocol sees it.
 pub(crate) trait Peer {
@@ -59,6 +60,15 @@ pub(crate) trait Peer {
 
     /// A pseudo-random number, for victim selection.
     fn random(&self) -> u64;
+
+    /// The manager has just declared termination: workers that wait in the barrier or
+    /// back off should look again.
+    fn declared(&self) {}
+
+    /// A count that grows when there is news for workers backing off (see `back_off`).
+    fn news(&self) -> u64 {
+        0
+    }
 }
 
 /// What a worker hands a thief: `k` of its oldest private tasks, or heap jobs.
@@ -155,5 +165,16 @@ impl Peer for Worker {
     #[inline]
     fn random(&self) -> u64 {
         self.next_random()
+    }
+
+    fn declared(&self) {
+        let r = self.registry();
+        r.news.fetch_add(1, Relaxed);
+        r.sleep.wake_all();
+    }
+
+    #[inline]
+    fn news(&self) -> u64 {
+        self.registry().news.load(Relaxed)
     }
 }

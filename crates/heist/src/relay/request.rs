@@ -81,7 +81,7 @@ fn own_returned<P: Peer>(p: &P, mut req: Request) {
     l.status.set(req.status);
     if req.status == Status::Registered {
         // Only a worker the manager counts idle backs off (thesis §4.2).
-        l.back_off();
+        l.back_off(p.news());
     }
     if req.status == Status::Working && p.is_idle() {
         req.status = Status::Idle;

@@ -164,6 +164,7 @@ pub(crate) fn check<P: Peer>(p: &P) {
     let others = term.count.get() - usize::from(term.registered(MANAGER));
     if others == p.n() as usize - 1 && p.is_idle() && p.no_jobs_queued() {
         b.declare(asked);
+        p.declared();
     }
 }
 
