@@ -69,7 +69,7 @@ pub(crate) fn spawn<F: FnOnce(&Worker) + Send + 'static>(registry: &Arc<Registry
     match worker::current_in(registry) {
         // SAFETY: `current_in` returns this thread's live worker.
         Some(w) => unsafe { (*w).push_job(job) },
-        None => registry.inject(job),
+        None => registry.inject(job, false),
     }
 }
 

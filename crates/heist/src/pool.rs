@@ -238,8 +238,11 @@ pub(crate) struct Registry {
     pub(crate) infos: Box<[WorkerInfo]>,
     pub(crate) scheduler: Scheduler,
     pub(crate) sleep: Sleep,
-    injector: Mutex<VecDeque<JobRef>>,
+    /// Jobs submitted from outside; `true` marks a root of `Pool::run`.
+    injector: Mutex<VecDeque<(JobRef, bool)>>,
     injected: AtomicUsize,
+    /// How many of the `injected` are roots.
+    roots: AtomicUsize,
     /// Roots and detached tasks submitted and not yet finished.
     pub(crate) in_flight: AtomicUsize,
     pub(crate) terminate: AtomicBool,
@@ -272,6 +275,7 @@ impl Registry {
             sleep: Sleep::new(workers),
             injector: Mutex::new(VecDeque::new()),
             injected: AtomicUsize::new(0),
+            roots: AtomicUsize::new(0),
             in_flight: AtomicUsize::new(0),
             terminate: AtomicBool::new(false),
             detached: Default::default(),
@@ -284,11 +288,12 @@ impl Registry {
         self.infos.len()
     }
 
-    /// Queues a job from outside the pool and wakes a worker for it (under relay, the
-    /// manager, which alone takes such jobs).
-    pub(crate) fn inject(&self, job: JobRef) {
+    /// Queues a job from outside the pool (a root of `Pool::run` if `root`) and wakes a
+    /// worker for it (under relay, the manager, which alone takes such jobs).
+    pub(crate) fn inject(&self, job: JobRef, root: bool) {
         let mut q = lock(&self.injector);
-        q.push_back(job);
+        q.push_back((job, root));
+        self.roots.fetch_add(usize::from(root), SeqCst);
         self.injected.store(q.len(), SeqCst);
         drop(q);
         match self.scheduler {
@@ -301,27 +306,34 @@ impl Registry {
         }
     }
 
-    pub(crate) fn has_injected(&self) -> bool {
-        self.injected.load(SeqCst) > 0
+    /// Whether a job submitted from outside waits, counting roots only if `roots`.
+    pub(crate) fn has_injected(&self, roots: bool) -> bool {
+        self.injected.load(SeqCst) > usize::from(!roots) * self.roots.load(SeqCst)
     }
 
     pub(crate) fn jobs_len(&self, w: usize) -> usize {
         self.infos[w].jobs_len.load(SeqCst)
     }
 
-    /// Whether no heap job is queued anywhere.
+    /// Whether no heap job is queued anywhere. Roots not yet started do not count: they
+    /// have spawned nothing a barrier waits for.
     pub(crate) fn no_jobs_queued(&self) -> bool {
-        !self.has_injected() && (0..self.workers()).all(|w| self.jobs_len(w) == 0)
+        !self.has_injected(false) && (0..self.workers()).all(|w| self.jobs_len(w) == 0)
     }
 
-    pub(crate) fn take_injected(&self) -> Option<JobRef> {
-        if self.injected.load(Relaxed) == 0 {
+    /// The oldest job submitted from outside; a root only if `roots`. A root runs only at
+    /// the bottom of a worker's stack: taken up inside a wait, a root's barrier could wait
+    /// for the very task that the wait is for.
+    pub(crate) fn take_injected(&self, roots: bool) -> Option<JobRef> {
+        if !self.has_injected(roots) {
             return None;
         }
         let mut q = lock(&self.injector);
-        let job = q.pop_front();
-        self.injected.store(q.len(), Relaxed);
-        job
+        let i = q.iter().position(|&(_, root)| roots || !root)?;
+        let (job, root) = q.remove(i).expect("the position is in the queue");
+        self.roots.fetch_sub(usize::from(root), SeqCst);
+        self.injected.store(q.len(), SeqCst);
+        Some(job)
     }
 
     /// Queues a heap job on worker `w`'s own job list and wakes a worker for it.
@@ -367,9 +379,10 @@ impl Registry {
         jobs
     }
 
-    /// Whether any work is visible to a thief (a sleeper's last look).
-    pub(crate) fn has_visible_work(&self) -> bool {
-        self.injected.load(SeqCst) > 0
+    /// Whether any work is visible to a thief (a sleeper's last look), counting roots
+    /// only if `roots`.
+    pub(crate) fn has_visible_work(&self, roots: bool) -> bool {
+        self.has_injected(roots)
             || self
                 .infos
                 .iter()
@@ -456,7 +469,9 @@ impl Pool {
     /// Runs `f` on a worker of this pool and returns its result to the calling thread.
     ///
     /// A panic in `f` (or in any task it joins) is re-raised here; the pool stays usable.
-    /// Called from one of this pool's own workers, `f` simply runs there.
+    /// Called from one of this pool's own workers, `f` simply runs there. Otherwise `f`
+    /// starts only on a worker that runs no other task (under relay, the manager), so
+    /// that a barrier in `f` never waits beneath a task that others wait for.
     pub fn run<F, R>(&self, f: F) -> R
     where
         F: FnOnce(&Worker) -> R + Send,
@@ -477,7 +492,7 @@ impl Pool {
         let job =
             unsafe { JobRef::new((&root as *const Root<F, R>).cast(), Root::<F, R>::execute) };
         self.registry.in_flight.fetch_add(1, SeqCst);
-        self.registry.inject(job);
+        self.registry.inject(job, true);
         worker::wait_latch(&root.latch);
         self.registry.in_flight.fetch_sub(1, SeqCst);
         match root

@@ -44,7 +44,7 @@ impl<'scope> Scope<'scope> {
         match worker::current_in(&self.registry) {
             // SAFETY: `current_in` returns this thread's live worker.
             Some(w) => unsafe { (*w).push_job(job) },
-            None => self.registry.inject(job),
+            None => self.registry.inject(job, false),
         }
     }
 

@@ -449,9 +449,10 @@ impl Worker {
                 // Under relay, work elsewhere is no reason to stay up: it arrives only
                 // through this worker's channels (or, for the manager, the injector).
                 let visible = if relay {
-                    self.index == crate::relay::MANAGER as usize && r.has_injected()
+                    self.index == crate::relay::MANAGER as usize
+                        && r.has_injected(self.running() == 0)
                 } else {
-                    r.has_visible_work()
+                    r.has_visible_work(self.running() == 0)
                 };
                 visible || me.channels.pending() || r.terminate.load(Relaxed)
             });
@@ -550,7 +551,7 @@ impl Worker {
     /// termination detection sees every way work enters the pool.
     fn take_injected(&self) -> Option<JobRef> {
         match self.registry.scheduler {
-            Scheduler::Lace => self.registry.take_injected(),
+            Scheduler::Lace => self.registry.take_injected(self.running() == 0),
             Scheduler::Relay => crate::relay::take_injected(self),
         }
     }

@@ -155,3 +155,37 @@ fn a_barrier_in_a_branch_of_a_task_waits_and_returns() {
         }
     }
 }
+
+/// Several threads at once spawn detached trees (which join, so they leapfrog and nest)
+/// and wait for them, from outside the pool or at the root of `run`; each barrier must
+/// see its own thread's tasks done. More workers than cores.
+#[test]
+fn concurrent_barriers_from_threads_and_roots_oversubscribed() {
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        for n in [2, 5, 16] {
+            let pool = Pool::builder().workers(n).scheduler(s).build().unwrap();
+            std::thread::scope(|ts| {
+                for t in 0..3usize {
+                    let pool = &pool;
+                    ts.spawn(move || {
+                        for round in 0..8 {
+                            let count = Arc::new(AtomicUsize::new(0));
+                            let c = Arc::clone(&count);
+                            pool.spawn_detached(move |w| spread(w, c, 2));
+                            if (t + round) % 2 == 0 {
+                                pool.barrier();
+                            } else {
+                                pool.run(|w| w.barrier());
+                            }
+                            assert_eq!(
+                                count.load(Ordering::SeqCst),
+                                13,
+                                "{s:?} {n} workers, thread {t}, round {round}"
+                            );
+                        }
+                    });
+                }
+            });
+        }
+    }
+}

@@ -218,7 +218,7 @@ pub(crate) fn poll(w: &Worker) {
     fence(SeqCst);
     let r = w.registry();
     if w.index() as u32 == MANAGER {
-        while let Some(job) = r.take_injected() {
+        while let Some(job) = r.take_injected(false) {
             termination::unregister(w, MANAGER);
             r.push_job(w.index(), job);
         }
@@ -232,7 +232,7 @@ pub(crate) fn take_injected(w: &Worker) -> Option<JobRef> {
         return None;
     }
     let r = w.registry();
-    let job = r.take_injected()?;
+    let job = r.take_injected(w.running() == 0)?;
     termination::unregister(w, MANAGER);
     // Someone must start asking for the work this job will create.
     r.sleep.wake_one();

@@ -129,7 +129,7 @@ impl Peer for Worker {
             // idleness is looked at rather than registered, this is the only sign of it.
             && r.infos[self.index()].channels.no_tasks()
             && r.jobs_len(self.index()) == 0
-            && (self.index() as u32 != MANAGER || !r.has_injected())
+            && (self.index() as u32 != MANAGER || !r.has_injected(false))
     }
 
     #[inline]
