@@ -248,8 +248,8 @@ pub(crate) struct Registry {
     pub(crate) terminate: AtomicBool,
     pub(crate) detached: crate::barrier::Detached,
     pub(crate) barriers: crate::relay::Barriers,
-    /// Relay: bumped when a barrier is answered, or a heap job is queued while workers
-    /// sleep. A worker that began backing off before the last bump may ask at once.
+    /// Relay: bumped when a barrier is answered or a heap job is queued. A worker that
+    /// began backing off before the last bump may ask at once.
     pub(crate) news: AtomicU64,
 }
 
