@@ -321,9 +321,10 @@ impl Registry {
         !self.has_injected(false) && (0..self.workers()).all(|w| self.jobs_len(w) == 0)
     }
 
-    /// The oldest job submitted from outside; a root only if `roots`. A root runs only at
-    /// the bottom of a worker's stack: taken up inside a wait, a root's barrier could wait
-    /// for the very task that the wait is for.
+    /// The oldest job submitted from outside; a root only if `roots`. A root runs at the
+    /// bottom of a worker's stack, or above a task that waits for another pool's `run`:
+    /// taken up inside other waits, a root's barrier could wait for the very task that
+    /// the wait is for.
     pub(crate) fn take_injected(&self, roots: bool) -> Option<JobRef> {
         if !self.has_injected(roots) {
             return None;
@@ -470,8 +471,9 @@ impl Pool {
     ///
     /// A panic in `f` (or in any task it joins) is re-raised here; the pool stays usable.
     /// Called from one of this pool's own workers, `f` simply runs there. Otherwise `f`
-    /// starts only on a worker that runs no other task (under relay, the manager), so
-    /// that a barrier in `f` never waits beneath a task that others wait for.
+    /// starts on a worker that runs no other task (under relay, the manager), or on one
+    /// whose task waits for a `run` of another pool, so that a barrier in `f` does not
+    /// wait beneath a task that others wait for.
     pub fn run<F, R>(&self, f: F) -> R
     where
         F: FnOnce(&Worker) -> R + Send,

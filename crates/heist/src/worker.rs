@@ -44,6 +44,9 @@ pub struct Worker {
     pub(crate) detached_running: Cell<u32>,
     /// `running` while the innermost root task of `Pool::run` on this worker runs, else 0.
     pub(crate) root_running: Cell<u32>,
+    /// The `running` at which this worker may take up roots of `Pool::run`: 0, or that of
+    /// a task waiting for another pool's `run` (which may need a root of ours first).
+    root_level: Cell<u32>,
     running: Cell<u32>,
     _not_send: PhantomData<*const ()>,
 }
@@ -66,8 +69,11 @@ pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Worker>) -> R) -> R {
 /// Blocks until `latch` is set: a worker keeps working meanwhile, any other thread sleeps.
 pub(crate) fn wait_latch(latch: &Latch) {
     with_current(|w| match w {
+        // A worker of another pool: what it waits for may call back into its own pool.
         Some(w) => {
+            let outer = w.root_level.replace(w.running());
             w.wait_until(|| latch.probe());
+            w.root_level.set(outer);
             latch.settle();
         }
         None => latch.wait(),
@@ -113,6 +119,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
             detached_depth: Cell::new(0),
             detached_running: Cell::new(0),
             root_running: Cell::new(0),
+            root_level: Cell::new(0),
             running: Cell::new(0),
             _not_send: PhantomData,
         })
@@ -397,6 +404,12 @@ impl Worker {
         f()
     }
 
+    /// Whether this worker may take up a root of `Pool::run` now: at the bottom of its
+    /// stack, or while a task waits for another pool's `run` (see `Registry::take_injected`).
+    pub(crate) fn may_take_roots(&self) -> bool {
+        self.running() == self.root_level.get()
+    }
+
     /// The number of tasks taken from a queue or a steal that this worker is running.
     pub(crate) fn running(&self) -> u32 {
         self.running.get()
@@ -448,11 +461,11 @@ impl Worker {
             r.sleep.sleep(self.index, timeout, || {
                 // Under relay, work elsewhere is no reason to stay up: it arrives only
                 // through this worker's channels (or, for the manager, the injector).
+                let roots = self.may_take_roots();
                 let visible = if relay {
-                    self.index == crate::relay::MANAGER as usize
-                        && r.has_injected(self.running() == 0)
+                    crate::relay::takes_injected(self) && r.has_injected(roots)
                 } else {
-                    r.has_visible_work(self.running() == 0)
+                    r.has_visible_work(roots)
                 };
                 visible || me.channels.pending() || r.terminate.load(Relaxed)
             });
@@ -551,7 +564,7 @@ impl Worker {
     /// termination detection sees every way work enters the pool.
     fn take_injected(&self) -> Option<JobRef> {
         match self.registry.scheduler {
-            Scheduler::Lace => self.registry.take_injected(self.running() == 0),
+            Scheduler::Lace => self.registry.take_injected(self.may_take_roots()),
             Scheduler::Relay => crate::relay::take_injected(self),
         }
     }

@@ -106,6 +106,27 @@ fn run_from_inside_a_worker_runs_inline_and_nested_pools_work() {
     assert_eq!(r, 55 + 144 + 89);
 }
 
+/// A task of pool A runs a root on pool B, which runs a root back on A: A's worker, busy
+/// waiting for B, must take that root up. With one worker in A it is the only one; under
+/// relay with two, it may be the one that is not the manager.
+#[test]
+fn a_pool_called_back_from_a_pool_it_waits_for_does_not_deadlock() {
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        for n in [1, 2] {
+            let a = Pool::builder().workers(n).scheduler(s).build().unwrap();
+            let b = Pool::builder().workers(n).scheduler(s).build().unwrap();
+            let call_back = || b.run(|_| a.run(|w| fib(w, 12)));
+            let r = a.run(|w| {
+                let (x, y) = w.join(|_| call_back(), |w| fib(w, 10));
+                // The call back in the branch a thief may take.
+                let (z, v) = w.join(|w| fib(w, 18), |_| call_back());
+                x + y + z + v
+            });
+            assert_eq!(r, 144 + 55 + 2584 + 144, "{s:?} {n} workers");
+        }
+    }
+}
+
 #[test]
 fn full_deque_runs_tasks_inline() {
     for s in [Scheduler::Lace, Scheduler::Relay] {

@@ -226,14 +226,22 @@ pub(crate) fn poll(w: &Worker) {
     request::handle_waiting(w);
 }
 
-/// The manager takes a job submitted from outside; it is busy from then on.
+/// Whether `w` takes jobs submitted from outside: the manager does; so does a worker whose
+/// task waits for another pool's `run`, which the manager counts busy all along.
+pub(crate) fn takes_injected(w: &Worker) -> bool {
+    w.index() as u32 == MANAGER || (w.running() > 0 && w.may_take_roots())
+}
+
+/// A job submitted from outside, if `w` takes them; the manager is busy from then on.
 pub(crate) fn take_injected(w: &Worker) -> Option<JobRef> {
-    if w.index() as u32 != MANAGER {
+    if !takes_injected(w) {
         return None;
     }
     let r = w.registry();
-    let job = r.take_injected(w.running() == 0)?;
-    termination::unregister(w, MANAGER);
+    let job = r.take_injected(w.may_take_roots())?;
+    if w.index() as u32 == MANAGER {
+        termination::unregister(w, MANAGER);
+    }
     // Someone must start asking for the work this job will create.
     r.sleep.wake_one();
     Some(job)
