@@ -129,12 +129,37 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
         "heist: a worker's owner is not beside its deque"
     );
     CURRENT.with(|c| c.set(w));
-    w.run_loop();
+    let (lo, hi) = w.owner.hot_words();
+    colour_stack(lo, hi, 4096 / 64, &mut || w.run_loop());
     CURRENT.with(|c| c.set(ptr::null()));
     // SAFETY: the worker was written above, and nothing refers to it any more: its loop
     // has ended and `CURRENT` is cleared.
     unsafe { ptr::drop_in_place((*seat).as_mut_ptr()) };
     drop(keep);
+}
+
+/// How far below the stack pointer an address that aliases the owner's words (modulo
+/// 4 KiB) may lie at the closest: task frames above that depth do not alias them.
+const ALIAS_DEPTH: usize = 3584;
+
+/// Runs `f` deep enough on the stack that the owner's words (at `lo..hi`) alias, modulo
+/// 4 KiB, only the cold frames above and addresses `ALIAS_DEPTH` or more below. A load of
+/// `head` or the gate soon after a store to an aliasing stack address waits for that store
+/// (4K aliasing), and where the words fall depends on the heap and the process: fib on
+/// one worker ran 30–50 % slower in some processes than in others.
+#[inline(never)]
+fn colour_stack(lo: usize, hi: usize, tries: u32, f: &mut dyn FnMut()) {
+    let pad = [0u8; 64];
+    let sp = std::hint::black_box(&pad).as_ptr() as usize;
+    // Distances below `sp` of the nearest aliases of the last and the first word.
+    let near = sp.wrapping_sub(hi) & 0xfff;
+    let far = sp.wrapping_sub(lo) & 0xfff;
+    if (near >= ALIAS_DEPTH && far >= near) || tries == 0 {
+        f();
+    } else {
+        colour_stack(lo, hi, tries - 1, f);
+    }
+    std::hint::black_box(&pad);
 }
 
 impl Worker {
@@ -646,5 +671,29 @@ fn sync_unwinding<B, RB>(w: &Worker, slot: &Slot) {
         unsafe { drop(slot.take::<B, RB>()) };
     } else {
         drop(w.await_stolen::<B, RB>(slot));
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::{colour_stack, ALIAS_DEPTH};
+
+    /// Wherever the words lie, `f` runs where their nearest aliases below the stack
+    /// pointer are `ALIAS_DEPTH` or more away and do not wrap around.
+    #[test]
+    fn colour_stack_puts_the_aliases_of_the_words_deep_enough() {
+        for lo in (0x10_000..0x11_000usize).step_by(40) {
+            let hi = lo + 0x130;
+            colour_stack(lo, hi, 4096 / 64, &mut || {
+                let x = 0u8;
+                let sp = std::hint::black_box(&x) as *const u8 as usize;
+                let near = sp.wrapping_sub(hi) & 0xfff;
+                let far = sp.wrapping_sub(lo) & 0xfff;
+                assert!(
+                    near >= ALIAS_DEPTH - 256 && far >= near,
+                    "{lo:#x}: {near} {far}"
+                );
+            });
+        }
     }
 }

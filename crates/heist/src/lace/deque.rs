@@ -19,7 +19,7 @@ use crate::sync::{AtomicBool, AtomicPtr, AtomicU64};
 use crate::task::Slot;
 use std::cell::Cell;
 use std::marker::PhantomData;
-use std::mem::offset_of;
+use std::mem::{self, offset_of};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
@@ -197,6 +197,18 @@ impl<H: Home> Owner<H> {
             .cast::<u8>()
             .wrapping_offset(H::GATE_OFFSET)
             .cast()
+    }
+
+    /// The lowest and highest address of the words every push and pop touches: `head`
+    /// and the gate.
+    pub(crate) fn hot_words(&self) -> (usize, usize) {
+        let head = &self.head as *const _ as usize;
+        let gate = self.gate_addr() as usize;
+        let end = gate + mem::size_of::<Gate>();
+        (
+            head.min(gate),
+            end.max(head + mem::size_of::<*const Slot>()),
+        )
     }
 
     #[inline(always)]
