@@ -297,6 +297,7 @@ impl Registry {
         self.injected.store(q.len(), SeqCst);
         drop(q);
         match self.scheduler {
+            Scheduler::Lace if root => self.sleep.wake_for_root(),
             Scheduler::Lace => self.sleep.wake_one(),
             Scheduler::Relay => {
                 let m = crate::relay::MANAGER as usize;

@@ -20,7 +20,8 @@ struct Parker {
 /// The sleep state of a pool.
 pub(crate) struct Sleep {
     sleepers: AtomicUsize,
-    idle: Mutex<Vec<usize>>,
+    /// The sleepers, each with whether it may take up a root of `Pool::run`.
+    idle: Mutex<Vec<(usize, bool)>>,
     parkers: Box<[Parker]>,
 }
 
@@ -44,11 +45,18 @@ impl Sleep {
     }
 
     /// Puts worker `me` to sleep unless `has_work` finds something after it announced
-    /// itself. With a `timeout` it wakes by itself after that long.
-    pub(crate) fn sleep(&self, me: usize, timeout: Option<Duration>, has_work: impl Fn() -> bool) {
+    /// itself. With a `timeout` it wakes by itself after that long. `roots`: whether it
+    /// may take up a root of `Pool::run` (see `wake_for_root`).
+    pub(crate) fn sleep(
+        &self,
+        me: usize,
+        roots: bool,
+        timeout: Option<Duration>,
+        has_work: impl Fn() -> bool,
+    ) {
         {
             let mut idle = lock(&self.idle);
-            idle.push(me);
+            idle.push((me, roots));
             self.sleepers.store(idle.len(), SeqCst);
         }
         fence(SeqCst);
@@ -87,7 +95,7 @@ impl Sleep {
     /// wake-up is consumed so that it does not cut short the next sleep.
     fn withdraw(&self, me: usize) {
         let mut idle = lock(&self.idle);
-        if let Some(i) = idle.iter().position(|&w| w == me) {
+        if let Some(i) = idle.iter().position(|&(w, _)| w == me) {
             idle.swap_remove(i);
             self.sleepers.store(idle.len(), SeqCst);
         } else {
@@ -108,6 +116,25 @@ impl Sleep {
             self.sleepers.store(idle.len(), SeqCst);
             w
         };
+        if let Some((w, _)) = w {
+            self.unpark(w);
+        }
+    }
+
+    /// Wakes one sleeper that may take up a root of `Pool::run`, if any: one that waits
+    /// inside a task could not take it, and would leave it to the others' timeouts.
+    pub(crate) fn wake_for_root(&self) {
+        fence(SeqCst);
+        if self.sleepers.load(Relaxed) == 0 {
+            return;
+        }
+        let w = {
+            let mut idle = lock(&self.idle);
+            let i = idle.iter().rposition(|&(_, roots)| roots);
+            let w = i.map(|i| idle.swap_remove(i).0);
+            self.sleepers.store(idle.len(), SeqCst);
+            w
+        };
         if let Some(w) = w {
             self.unpark(w);
         }
@@ -121,7 +148,7 @@ impl Sleep {
         }
         let found = {
             let mut idle = lock(&self.idle);
-            let i = idle.iter().position(|&x| x == w);
+            let i = idle.iter().position(|&(x, _)| x == w);
             if let Some(i) = i {
                 idle.swap_remove(i);
                 self.sleepers.store(idle.len(), SeqCst);
@@ -138,7 +165,7 @@ impl Sleep {
         fence(SeqCst);
         let all = std::mem::take(&mut *lock(&self.idle));
         self.sleepers.store(0, SeqCst);
-        for w in all {
+        for (w, _) in all {
             self.unpark(w);
         }
     }

@@ -483,17 +483,18 @@ impl Worker {
                 (Some(t), Some(b)) => Some(t.min(b)),
                 (t, b) => t.or(b),
             };
-            r.sleep.sleep(self.index, timeout, || {
-                // Under relay, work elsewhere is no reason to stay up: it arrives only
-                // through this worker's channels (or, for the manager, the injector).
-                let roots = self.may_take_roots();
-                let visible = if relay {
-                    crate::relay::takes_injected(self) && r.has_injected(roots)
-                } else {
-                    r.has_visible_work(roots)
-                };
-                visible || me.channels.pending() || r.terminate.load(Relaxed)
-            });
+            r.sleep
+                .sleep(self.index, self.may_take_roots(), timeout, || {
+                    // Under relay, work elsewhere is no reason to stay up: it arrives only
+                    // through this worker's channels (or, for the manager, the injector).
+                    let roots = self.may_take_roots();
+                    let visible = if relay {
+                        crate::relay::takes_injected(self) && r.has_injected(roots)
+                    } else {
+                        r.has_visible_work(roots)
+                    };
+                    visible || me.channels.pending() || r.terminate.load(Relaxed)
+                });
         }
     }
 
