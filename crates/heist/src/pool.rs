@@ -248,8 +248,9 @@ pub(crate) struct Registry {
     pub(crate) terminate: AtomicBool,
     pub(crate) detached: crate::barrier::Detached,
     pub(crate) barriers: crate::relay::Barriers,
-    /// Relay: bumped when a barrier is answered or a heap job is queued. A worker that
-    /// began backing off before the last bump may ask at once.
+    /// Relay: bumped when a barrier is answered or a job is queued (from outside, or on
+    /// a worker's list). A worker that began backing off before the last bump may ask at
+    /// once.
     pub(crate) news: AtomicU64,
 }
 
@@ -300,6 +301,8 @@ impl Registry {
             Scheduler::Lace if root => self.sleep.wake_for_root(),
             Scheduler::Lace => self.sleep.wake_one(),
             Scheduler::Relay => {
+                // Work from outside: workers backing off should ask for it at once.
+                self.news.fetch_add(1, Relaxed);
                 let m = crate::relay::MANAGER as usize;
                 self.infos[m].deque.raise_flag();
                 self.sleep.wake(m);
