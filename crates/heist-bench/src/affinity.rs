@@ -11,6 +11,13 @@ pub fn confine(workers: usize) -> Option<Vec<usize>> {
     imp::confine(workers)
 }
 
+/// Pins the calling thread to the `n`-th CPU (wrapping around) of those it may run on, as
+/// `heist::PoolBuilder::pin_workers` does for heist's workers: the harness gives rayon's
+/// workers the same placement. Returns whether it is pinned.
+pub fn pin_nth(n: usize) -> bool {
+    imp::pin_nth(n)
+}
+
 #[cfg(target_os = "linux")]
 mod imp {
     use std::mem;
@@ -41,12 +48,40 @@ mod imp {
         // SAFETY: `set` is a valid `cpu_set_t` of `size` bytes; pid 0 is the calling thread.
         (unsafe { libc::sched_setaffinity(0, size, &set) } == 0).then_some(chosen)
     }
+
+    pub fn pin_nth(n: usize) -> bool {
+        let size = mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: all zeroes is the empty set.
+        let mut allowed: libc::cpu_set_t = unsafe { mem::zeroed() };
+        // SAFETY: `allowed` is a valid, writable `cpu_set_t` of `size` bytes; pid 0 is the
+        // calling thread.
+        if unsafe { libc::sched_getaffinity(0, size, &mut allowed) } != 0 {
+            return false;
+        }
+        let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+            // SAFETY: `c` is below `CPU_SETSIZE`, the capacity of the set.
+            .filter(|&c| unsafe { libc::CPU_ISSET(c, &allowed) })
+            .collect();
+        if cpus.is_empty() {
+            return false;
+        }
+        // SAFETY: all zeroes is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { mem::zeroed() };
+        // SAFETY: the CPU came from `allowed`, so it is below `CPU_SETSIZE`.
+        unsafe { libc::CPU_SET(cpus[n % cpus.len()], &mut set) };
+        // SAFETY: `set` is a valid `cpu_set_t` of `size` bytes; pid 0 is the calling thread.
+        unsafe { libc::sched_setaffinity(0, size, &set) == 0 }
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
 mod imp {
     pub fn confine(_workers: usize) -> Option<Vec<usize>> {
         None
+    }
+
+    pub fn pin_nth(_n: usize) -> bool {
+        false
     }
 }
 

@@ -105,6 +105,7 @@ impl Runtime {
                     .workers(workers)
                     .scheduler(scheduler)
                     .stack_size(STACK_SIZE)
+                    .pin_workers(true)
                     .build()
                     .map_err(|e| format!("{kind}: {e:?}"))?;
                 Engine::Heist(pool)
@@ -113,10 +114,14 @@ impl Runtime {
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(workers)
                     .stack_size(STACK_SIZE)
+                    .start_handler(|i| {
+                        crate::affinity::pin_nth(i);
+                    })
                     .build()
                     .map_err(|e| format!("rayon: {e}"))?,
             ),
             // chili has no stack setting; its threads take `RUST_MIN_STACK` (see `main`).
+            // Nor has it a start hook, so its workers are not pinned like the others.
             RuntimeKind::Chili => Engine::Chili(chili::ThreadPool::with_config(chili::Config {
                 thread_count: std::num::NonZero::new(workers),
                 ..chili::Config::default()

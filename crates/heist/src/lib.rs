@@ -62,6 +62,7 @@
 
 #![warn(missing_docs)]
 
+mod affinity;
 mod barrier;
 mod future;
 mod lace;

@@ -98,6 +98,7 @@ pub struct PoolBuilder {
     capacity: usize,
     name: Option<NameFn>,
     stack_size: Option<usize>,
+    pin: bool,
 }
 
 impl PoolBuilder {
@@ -131,6 +132,15 @@ impl PoolBuilder {
         self
     }
 
+    /// Pins worker `i` to the `i`-th CPU (wrapping around) of those the building thread
+    /// may run on, as Lace does (default: off). Woken workers then start at once on their
+    /// own CPU instead of queueing behind the worker that woke them. Leave it off when
+    /// other busy threads or pools share these CPUs. Linux only; elsewhere ignored.
+    pub fn pin_workers(mut self, pin: bool) -> Self {
+        self.pin = pin;
+        self
+    }
+
     /// Starts the pool.
     pub fn build(mut self) -> Result<Pool, BuildError> {
         let workers = match self.workers {
@@ -157,7 +167,14 @@ impl PoolBuilder {
                 b = b.stack_size(s);
             }
             let r = Arc::clone(&registry);
-            match b.spawn(move || worker::main(r, i)) {
+            let pin = self.pin;
+            let start = move || {
+                if pin {
+                    crate::affinity::pin_nth(i);
+                }
+                worker::main(r, i)
+            };
+            match b.spawn(start) {
                 Ok(h) => threads.push(h),
                 Err(e) => {
                     shut_down(&registry, threads);
@@ -458,6 +475,7 @@ impl Pool {
             capacity: DEFAULT_DEQUE_CAPACITY,
             name: None,
             stack_size: None,
+            pin: false,
         }
     }
 

@@ -600,3 +600,61 @@ fn dropping_a_pool_joins_its_threads() {
         );
     }
 }
+
+/// The `Cpus_allowed_list` of each of this process's threads whose name starts with
+/// `prefix`, and of the calling thread.
+fn cpus_of_threads(prefix: &str) -> (Vec<String>, String) {
+    let allowed = |status: String| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .map(|v| v.trim().to_string())
+            .expect("Cpus_allowed_list in status")
+    };
+    let mut lists = Vec::new();
+    for t in std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .flatten()
+    {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if comm.trim_end().starts_with(prefix) {
+            lists.push(allowed(
+                std::fs::read_to_string(t.path().join("status")).unwrap_or_default(),
+            ));
+        }
+    }
+    let me = allowed(std::fs::read_to_string("/proc/thread-self/status").expect("status"));
+    (lists, me)
+}
+
+#[test]
+fn pinned_workers_each_keep_to_one_cpu_and_others_are_free() {
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        let pinned = Pool::builder()
+            .workers(3)
+            .scheduler(s)
+            .thread_name(|i| format!("heist-pin-{i}"))
+            .pin_workers(true)
+            .build()
+            .unwrap();
+        let free = Pool::builder()
+            .workers(2)
+            .scheduler(s)
+            .thread_name(|i| format!("heist-free-{i}"))
+            .build()
+            .unwrap();
+        assert_eq!(pinned.run(|w| fib(w, 20)), 6765);
+        assert_eq!(free.run(|w| fib(w, 20)), 6765);
+        let (lists, me) = cpus_of_threads("heist-pin-");
+        assert_eq!(lists.len(), 3, "{s:?}");
+        for l in &lists {
+            assert!(
+                l.parse::<usize>().is_ok(),
+                "{s:?}: a pinned worker may run on {l}"
+            );
+        }
+        let (lists, _) = cpus_of_threads("heist-free-");
+        assert_eq!(lists, vec![me.clone(); 2], "{s:?}");
+        drop(pinned);
+    }
+}
