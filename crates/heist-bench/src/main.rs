@@ -55,6 +55,9 @@ struct Common {
     /// Print JSON on stdout instead of the table.
     #[arg(long)]
     json: bool,
+    /// Pin worker i of heist and rayon to the i-th CPU (chili has no hook for it).
+    #[arg(long)]
+    pin: bool,
 }
 
 #[derive(Args)]
@@ -199,7 +202,7 @@ fn run(a: RunArgs) -> Result<ExitCode, Fail> {
     let kinds = run_kinds(bench, &a.runtimes)?;
     let size = SizeArg::parse(&a.common.size)?.resolve(bench);
     confine(workers);
-    let rts = start(&kinds, workers)?;
+    let rts = start(&kinds, workers, a.common.pin)?;
     let rts: Vec<&Runtime> = rts.iter().collect();
     let pb = progress(
         ((opts.warmup + opts.runs) * kinds.len()) as u64,
@@ -225,7 +228,7 @@ fn suite(a: Common) -> Result<ExitCode, Fail> {
     };
     let benches = kernels::all();
     confine(workers);
-    let rts = start(&RuntimeKind::ALL, workers)?;
+    let rts = start(&RuntimeKind::ALL, workers, a.pin)?;
     let total: usize = benches.iter().map(|b| supported(*b, &rts).len()).sum();
     let pb = progress(((opts.warmup + opts.runs) * total) as u64, a.json);
     let mut reports = Vec::new();
@@ -366,9 +369,9 @@ fn run_kinds(bench: &dyn Bench, asked: &[RuntimeKind]) -> Result<Vec<RuntimeKind
     Ok(kinds)
 }
 
-fn start(kinds: &[RuntimeKind], workers: usize) -> Result<Vec<Runtime>, Fail> {
+fn start(kinds: &[RuntimeKind], workers: usize, pin: bool) -> Result<Vec<Runtime>, Fail> {
     let start_one = |k: RuntimeKind| {
-        Runtime::new(k, workers).map_err(|e| format!("cannot start runtime `{k}`: {e}"))
+        Runtime::start(k, workers, pin).map_err(|e| format!("cannot start runtime `{k}`: {e}"))
     };
     kinds.iter().map(|&k| start_one(k)).collect()
 }

@@ -93,6 +93,17 @@ pub struct Runtime {
 impl Runtime {
     /// Starts `kind` with `workers` threads (ignored by `seq`).
     pub fn new(kind: RuntimeKind, workers: usize) -> Result<Runtime, String> {
+        Runtime::start(kind, workers, false)
+    }
+
+    /// Starts `kind` with `workers` threads, each pinned to a CPU of its own if `pin`
+    /// (heist and rayon; chili has no hook for it).
+    ///
+    /// On this project's shared 2-core machine pinning helped the finest-grained kernels
+    /// (fib 36 on 2 workers: 1.29 to 1.51 over seq on heist-lace) and hurt others badly
+    /// (nqueens 12 on heist-lace: 0.49 to 0.70 of seq's time): a pinned worker cannot move
+    /// off a CPU that the host slows down. So it is off by default.
+    pub fn start(kind: RuntimeKind, workers: usize, pin: bool) -> Result<Runtime, String> {
         let engine = match kind {
             RuntimeKind::Seq => Engine::Seq,
             RuntimeKind::HeistLace | RuntimeKind::HeistRelay => {
@@ -105,7 +116,7 @@ impl Runtime {
                     .workers(workers)
                     .scheduler(scheduler)
                     .stack_size(STACK_SIZE)
-                    .pin_workers(true)
+                    .pin_workers(pin)
                     .build()
                     .map_err(|e| format!("{kind}: {e:?}"))?;
                 Engine::Heist(pool)
@@ -114,8 +125,10 @@ impl Runtime {
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(workers)
                     .stack_size(STACK_SIZE)
-                    .start_handler(|i| {
-                        crate::affinity::pin_nth(i);
+                    .start_handler(move |i| {
+                        if pin {
+                            crate::affinity::pin_nth(i);
+                        }
                     })
                     .build()
                     .map_err(|e| format!("rayon: {e}"))?,
