@@ -23,54 +23,46 @@ mod imp {
     use std::mem;
 
     pub fn confine(workers: usize) -> Option<Vec<usize>> {
-        // SAFETY: `cpu_set_t` is plain data for which all zeroes is the empty set.
-        let mut allowed: libc::cpu_set_t = unsafe { mem::zeroed() };
-        let size = mem::size_of::<libc::cpu_set_t>();
-        // SAFETY: `allowed` is a valid, writable `cpu_set_t` of `size` bytes; pid 0 is the
-        // calling thread.
-        if unsafe { libc::sched_getaffinity(0, size, &mut allowed) } != 0 {
-            return None;
-        }
-        let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
-            // SAFETY: `c` is below `CPU_SETSIZE`, the capacity of the set.
-            .filter(|&c| unsafe { libc::CPU_ISSET(c, &allowed) })
-            .collect();
+        let cpus = allowed();
         if workers == 0 || cpus.len() <= workers {
             return None;
         }
         let chosen = cpus[..workers].to_vec();
-        // SAFETY: as above, all zeroes is the empty set.
-        let mut set: libc::cpu_set_t = unsafe { mem::zeroed() };
-        for &c in &chosen {
-            // SAFETY: `c` came from `allowed`, so it is below `CPU_SETSIZE`.
-            unsafe { libc::CPU_SET(c, &mut set) };
-        }
-        // SAFETY: `set` is a valid `cpu_set_t` of `size` bytes; pid 0 is the calling thread.
-        (unsafe { libc::sched_setaffinity(0, size, &set) } == 0).then_some(chosen)
+        restrict(&chosen).then_some(chosen)
     }
 
     pub fn pin_nth(n: usize) -> bool {
-        let size = mem::size_of::<libc::cpu_set_t>();
-        // SAFETY: all zeroes is the empty set.
-        let mut allowed: libc::cpu_set_t = unsafe { mem::zeroed() };
-        // SAFETY: `allowed` is a valid, writable `cpu_set_t` of `size` bytes; pid 0 is the
-        // calling thread.
-        if unsafe { libc::sched_getaffinity(0, size, &mut allowed) } != 0 {
-            return false;
-        }
-        let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
-            // SAFETY: `c` is below `CPU_SETSIZE`, the capacity of the set.
-            .filter(|&c| unsafe { libc::CPU_ISSET(c, &allowed) })
-            .collect();
-        if cpus.is_empty() {
-            return false;
-        }
-        // SAFETY: all zeroes is the empty set.
+        let cpus = allowed();
+        !cpus.is_empty() && restrict(&[cpus[n % cpus.len()]])
+    }
+
+    /// The CPUs the calling thread may run on (none if that cannot be read).
+    fn allowed() -> Vec<usize> {
+        // SAFETY: `cpu_set_t` is plain data for which all zeroes is the empty set.
         let mut set: libc::cpu_set_t = unsafe { mem::zeroed() };
-        // SAFETY: the CPU came from `allowed`, so it is below `CPU_SETSIZE`.
-        unsafe { libc::CPU_SET(cpus[n % cpus.len()], &mut set) };
-        // SAFETY: `set` is a valid `cpu_set_t` of `size` bytes; pid 0 is the calling thread.
-        unsafe { libc::sched_setaffinity(0, size, &set) == 0 }
+        // SAFETY: `set` is a valid, writable `cpu_set_t` of the size passed; pid 0 is the
+        // calling thread.
+        if unsafe { libc::sched_getaffinity(0, mem::size_of_val(&set), &mut set) } != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            // SAFETY: `c` is below `CPU_SETSIZE`, the capacity of the set.
+            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+            .collect()
+    }
+
+    /// Lets the calling thread, and the threads it starts from now on, run on `cpus` only.
+    /// Each CPU must come from `allowed`.
+    fn restrict(cpus: &[usize]) -> bool {
+        // SAFETY: as above, all zeroes is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { mem::zeroed() };
+        for &c in cpus {
+            // SAFETY: `c` came from `allowed`, so it is below `CPU_SETSIZE`.
+            unsafe { libc::CPU_SET(c, &mut set) };
+        }
+        // SAFETY: `set` is a valid `cpu_set_t` of the size passed; pid 0 is the calling
+        // thread.
+        unsafe { libc::sched_setaffinity(0, mem::size_of_val(&set), &set) == 0 }
     }
 }
 

@@ -265,9 +265,9 @@ pub(crate) struct Registry {
     pub(crate) terminate: AtomicBool,
     pub(crate) detached: crate::barrier::Detached,
     pub(crate) barriers: crate::relay::Barriers,
-    /// Relay: bumped when a barrier is answered or a job is queued (from outside, or on
-    /// a worker's list). A worker that began backing off before the last bump may ask at
-    /// once.
+    /// Relay: bumped when a barrier is answered, a job comes from outside, or a worker's
+    /// job list stops being empty. A worker that began backing off before the last bump
+    /// may ask at once.
     pub(crate) news: AtomicU64,
 }
 
@@ -365,11 +365,13 @@ impl Registry {
     }
 
     /// Queues a heap job on worker `w`'s own job list.
-    pub(crate) fn push_job_quiet(&self, w: usize, job: JobRef) {
+    /// Returns how many jobs the list holds now.
+    pub(crate) fn push_job_quiet(&self, w: usize, job: JobRef) -> usize {
         let info = &self.infos[w];
         let mut q = lock(&info.jobs);
         q.push_back(job);
         info.jobs_len.store(q.len(), SeqCst);
+        q.len()
     }
 
     /// Takes a heap job of worker `w`: the newest if `own`, else the oldest.

@@ -106,31 +106,25 @@ impl Sleep {
 
     /// Wakes one sleeping worker, if any. Call after making work visible.
     pub(crate) fn wake_one(&self) {
-        fence(SeqCst);
-        if self.sleepers.load(Relaxed) == 0 {
-            return;
-        }
-        let w = {
-            let mut idle = lock(&self.idle);
-            let w = idle.pop();
-            self.sleepers.store(idle.len(), SeqCst);
-            w
-        };
-        if let Some((w, _)) = w {
-            self.unpark(w);
-        }
+        self.wake_last(|_| true);
     }
 
     /// Wakes one sleeper that may take up a root of `Pool::run`, if any: one that waits
     /// inside a task could not take it, and would leave it to the others' timeouts.
     pub(crate) fn wake_for_root(&self) {
+        self.wake_last(|roots| roots);
+    }
+
+    /// Wakes the sleeper that went to sleep last among those whose `roots` flag `pick`
+    /// accepts.
+    fn wake_last(&self, pick: impl Fn(bool) -> bool) {
         fence(SeqCst);
         if self.sleepers.load(Relaxed) == 0 {
             return;
         }
         let w = {
             let mut idle = lock(&self.idle);
-            let i = idle.iter().rposition(|&(_, roots)| roots);
+            let i = idle.iter().rposition(|&(_, roots)| pick(roots));
             let w = i.map(|i| idle.swap_remove(i).0);
             self.sleepers.store(idle.len(), SeqCst);
             w

@@ -130,7 +130,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
     );
     CURRENT.with(|c| c.set(w));
     let (lo, hi) = w.owner.hot_words();
-    colour_stack(lo, hi, 4096 / 64, &mut || w.run_loop());
+    colour_stack(lo, hi, COLOUR_TRIES, &mut || w.run_loop());
     CURRENT.with(|c| c.set(ptr::null()));
     // SAFETY: the worker was written above, and nothing refers to it any more: its loop
     // has ended and `CURRENT` is cleared.
@@ -141,6 +141,10 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
 /// How far below the stack pointer an address that aliases the owner's words (modulo
 /// 4 KiB) may lie at the closest: task frames above that depth do not alias them.
 const ALIAS_DEPTH: usize = 3584;
+
+/// How many frames `colour_stack` may descend: each is at least 64 bytes, so together
+/// they span the 4 KiB that aliasing repeats over.
+const COLOUR_TRIES: u32 = 4096 / 64;
 
 /// Runs `f` deep enough on the stack that the owner's words (at `lo..hi`) alias, modulo
 /// 4 KiB, only the cold frames above and addresses `ALIAS_DEPTH` or more below. A load of
@@ -483,18 +487,17 @@ impl Worker {
                 (Some(t), Some(b)) => Some(t.min(b)),
                 (t, b) => t.or(b),
             };
-            r.sleep
-                .sleep(self.index, self.may_take_roots(), timeout, || {
-                    // Under relay, work elsewhere is no reason to stay up: it arrives only
-                    // through this worker's channels (or, for the manager, the injector).
-                    let roots = self.may_take_roots();
-                    let visible = if relay {
-                        crate::relay::takes_injected(self) && r.has_injected(roots)
-                    } else {
-                        r.has_visible_work(roots)
-                    };
-                    visible || me.channels.pending() || r.terminate.load(Relaxed)
-                });
+            let roots = self.may_take_roots();
+            r.sleep.sleep(self.index, roots, timeout, || {
+                // Under relay, work elsewhere is no reason to stay up: it arrives only
+                // through this worker's channels (or, for the manager, the injector).
+                let visible = if relay {
+                    crate::relay::takes_injected(self) && r.has_injected(roots)
+                } else {
+                    r.has_visible_work(roots)
+                };
+                visible || me.channels.pending() || r.terminate.load(Relaxed)
+            });
         }
     }
 
@@ -623,11 +626,15 @@ impl Worker {
             Scheduler::Relay => {
                 // Thieves get heap jobs by asking; a producer that spawns in a loop
                 // answers them here, like a push does.
-                self.registry.push_job_quiet(self.index, job);
+                let queued = self.registry.push_job_quiet(self.index, job);
                 self.poll();
-                // Workers backing off (asleep or not yet) should ask for it at once.
+                // Workers backing off (asleep or not yet) should ask at once when the list
+                // fills again; once per filling, so that spawning in a loop does not write
+                // a pool-wide word per job.
                 let r = &self.registry;
-                r.news.fetch_add(1, Relaxed);
+                if queued == 1 {
+                    r.news.fetch_add(1, Relaxed);
+                }
                 if r.sleep.has_sleepers() {
                     r.sleep.wake_one();
                 }
@@ -677,7 +684,7 @@ fn sync_unwinding<B, RB>(w: &Worker, slot: &Slot) {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{colour_stack, ALIAS_DEPTH};
+    use super::{colour_stack, ALIAS_DEPTH, COLOUR_TRIES};
 
     /// Wherever the words lie, `f` runs where their nearest aliases below the stack
     /// pointer are `ALIAS_DEPTH` or more away and do not wrap around.
@@ -685,7 +692,7 @@ mod tests {
     fn colour_stack_puts_the_aliases_of_the_words_deep_enough() {
         for lo in (0x10_000..0x11_000usize).step_by(40) {
             let hi = lo + 0x130;
-            colour_stack(lo, hi, 4096 / 64, &mut || {
+            colour_stack(lo, hi, COLOUR_TRIES, &mut || {
                 let x = 0u8;
                 let sp = std::hint::black_box(&x) as *const u8 as usize;
                 let near = sp.wrapping_sub(hi) & 0xfff;

@@ -389,7 +389,9 @@ fn run_jobs(w: &Worker, jobs: Vec<JobRef>) {
     let mut jobs = jobs.into_iter();
     let first = jobs.next().expect("a batch holds at least one job");
     let r = w.registry();
-    jobs.for_each(|j| r.push_job_quiet(w.index(), j));
+    jobs.for_each(|j| {
+        r.push_job_quiet(w.index(), j);
+    });
     // SAFETY: a job handed over in a batch is executed exactly once, here.
     w.busy(|| unsafe { first.execute(w) });
 }
