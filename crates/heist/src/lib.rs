@@ -67,6 +67,8 @@ mod barrier;
 mod future;
 mod lace;
 mod latch;
+#[cfg(all(test, loom))]
+mod loom_sleep;
 mod pool;
 mod relay;
 mod scope;
