@@ -127,7 +127,7 @@ impl Runtime {
                     .stack_size(STACK_SIZE)
                     .start_handler(move |i| {
                         if pin {
-                            crate::affinity::pin_nth(i);
+                            heist::affinity::pin_nth(i);
                         }
                     })
                     .build()

@@ -165,6 +165,24 @@ pub fn heist_only(kind: RuntimeKind) -> bool {
     )
 }
 
+/// Runs a kernel written with heist-only constructs (see [`heist_only`]): `seq`, its
+/// elision, on the `seq` runtime, and `on_worker` on a worker of a heist pool.
+///
+/// # Panics
+/// On any other runtime (the harness reports the panic as that runtime's failure).
+pub fn exec_heist_only<R: Send>(
+    rt: &Runtime,
+    kernel: &str,
+    seq: impl FnOnce() -> R,
+    on_worker: impl FnOnce(&heist::Worker) -> R + Send,
+) -> R {
+    match (rt.kind(), rt.heist_pool()) {
+        (RuntimeKind::Seq, _) => seq(),
+        (_, Some(pool)) => pool.run(on_worker),
+        (kind, None) => panic!("{kernel}: heist-only constructs do not exist on {kind}"),
+    }
+}
+
 /// Spins for about `micros` µs of calibrated work (see [`crate::kernels::work`]), calling
 /// `s.poll()` after every `poll_micros` µs of it, and returns the loop's value. The
 /// elision runs the same chunks with a no-op poll, so it does the same work.

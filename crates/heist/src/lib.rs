@@ -62,7 +62,7 @@
 
 #![warn(missing_docs)]
 
-mod affinity;
+pub mod affinity;
 mod barrier;
 mod future;
 mod lace;

@@ -51,7 +51,7 @@ impl Bench for Cilksort {
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
-        let n = parse_len(size).map_err(|e| format!("cilksort: {e}"))?;
+        let n = parse_len("cilksort", size)?;
         Ok(Box::new(CilksortInstance::new(n)))
     }
 }

@@ -11,7 +11,7 @@
 //! above, by Freivalds' test against two fixed vectors `x`, comparing `C·x` with
 //! `A·(B·x)` (precomputed) within a rounding bound.
 
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{parse_size, whole, Bench, Instance, SizeClass};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, Task};
 use std::marker::PhantomData;
@@ -44,13 +44,8 @@ impl Bench for Matmul {
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
-        let n: usize = size
-            .trim()
-            .parse()
-            .map_err(|_| format!("matmul: size `{size}` is not a number n"))?;
-        if !(1..=32_768).contains(&n) {
-            return Err(format!("matmul: n = {n} outside 1..=32768"));
-        }
+        let [n] = parse_size("matmul", size, [("n", None)])?;
+        let n = whole("matmul", "n", n, 1, 32_768)? as usize;
         Ok(Box::new(MatmulInstance::new(n)))
     }
 }
