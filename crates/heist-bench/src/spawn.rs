@@ -1,4 +1,4 @@
-//! Spawn-style contexts for the kernels that `join` cannot express (seed 000 §2.8 SPC and
+//! Spawn-style contexts for the kernels that `join` cannot express (Prell's thesis §2.8 SPC and
 //! BPC; §4.1–4.2 detached tasks and task barriers): a *scope* into which tasks are
 //! spawned one at a time and which waits for all of them, and *detached* `'static` tasks
 //! waited for by a barrier.

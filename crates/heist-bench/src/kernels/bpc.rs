@@ -1,4 +1,4 @@
-//! bpc: Bouncing Producer-Consumer (BENCHMARKS.md "Load-balancing stress"; seed 000 §2.8
+//! bpc: Bouncing Producer-Consumer (BENCHMARKS.md "Load-balancing stress"; Prell's thesis §2.8
 //! BPC, Table 2.1, after Dinan et al., and §3.6, where it shows why long tasks must poll).
 //!
 //! Each producer spawns the next producer (until there are `d` of them) and then `n`

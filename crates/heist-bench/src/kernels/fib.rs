@@ -1,6 +1,6 @@
 //! fib: the n-th Fibonacci number by binary recursion with no cut-off, so that nearly all
-//! of the time is fork-join overhead (BENCHMARKS.md "Fork-join, recursive"; seed 001 §6
-//! `fib`, seed 000 ch. 6).
+//! of the time is fork-join overhead (BENCHMARKS.md "Fork-join, recursive"; the Lace paper §6
+//! `fib`, Prell's thesis ch. 6).
 //!
 //! Every call with `n ≥ 2` joins `fib(n-1)` and `fib(n-2)`; with [`crate::fork::Seq`] this
 //! is the plain recursive function. The result is checked against an iterative Fibonacci.

@@ -1,6 +1,6 @@
 //! matmul: Cilk's recursive matrix multiply `C += A·B` of `f64` matrices, splitting the
-//! largest of the three dimensions (BENCHMARKS.md "Fork-join, recursive"; seed 001 §6
-//! `matmul`, the Cilk benchmark-set algorithm; seed 000 §2.8 Matmul).
+//! largest of the three dimensions (BENCHMARKS.md "Fork-join, recursive"; the Lace paper §6
+//! `matmul`, the Cilk benchmark-set algorithm; Prell's thesis §2.8 Matmul).
 //!
 //! A split of the rows of `A` (and `C`) or of the columns of `B` (and `C`) gives two
 //! independent products, joined in parallel. A split of the inner dimension gives two

@@ -1,6 +1,6 @@
 //! nqueens: count the solutions of the N-Queens problem by backtracking, one task per
-//! legal placement (BENCHMARKS.md "Fork-join, recursive"; seed 000 §2.8 NQueens, the
-//! BOTS / MIT Cilk code; seed 001 §6 `queens`).
+//! legal placement (BENCHMARKS.md "Fork-join, recursive"; Prell's thesis §2.8 NQueens, the
+//! BOTS / MIT Cilk code; the Lace paper §6 `queens`).
 //!
 //! As in BOTS, a board is a small array of column numbers copied into every task, and a
 //! placement is legal when the BOTS `ok` test (every pair of queens on the board so far)

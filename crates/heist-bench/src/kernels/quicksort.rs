@@ -1,5 +1,5 @@
 //! quicksort: in-place parallel quicksort of `u64`s, median-of-three pivot, insertion
-//! sort for at most 100 elements (BENCHMARKS.md "Fork-join, recursive"; seed 000 §2.8
+//! sort for at most 100 elements (BENCHMARKS.md "Fork-join, recursive"; Prell's thesis §2.8
 //! Quicksort).
 //!
 //! The partition is sequential; the two sides are then sorted in parallel with `join`.

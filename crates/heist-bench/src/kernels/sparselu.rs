@@ -1,5 +1,5 @@
 //! sparselu: the BOTS sparse LU factorisation of a block matrix whose all-zero blocks are
-//! not allocated (BENCHMARKS.md "Fork-join, recursive"; seed 000 §2.8 LU, after the BOTS
+//! not allocated (BENCHMARKS.md "Fork-join, recursive"; Prell's thesis §2.8 LU, after the BOTS
 //! OpenMP `sparselu`, single-producer version).
 //!
 //! The matrix has `NB × NB` blocks of `BS × BS` `f64`s; which blocks exist, and their

@@ -1,6 +1,6 @@
 //! sparselu-detached: [`super::sparselu`] written as the thesis writes LU, with detached
 //! tasks and a task barrier after each phase (BENCHMARKS.md "Fork-join, recursive";
-//! seed 000 §2.8 LU, Table 2.1 "two task barriers per iteration", and §4.1–4.2 task
+//! Prell's thesis §2.8 LU, Table 2.1 "two task barriers per iteration", and §4.1–4.2 task
 //! barriers, after the BOTS OpenMP `sparselu`, single-producer version).
 //!
 //! The root task is the single producer. For each `kk` it factors the diagonal block

@@ -1,5 +1,5 @@
 //! spc: Simple Producer-Consumer — one producer spawns `n` tasks of `t` µs each
-//! (BENCHMARKS.md "Load-balancing stress"; seed 000 §2.8 SPC, Table 2.1, and §3.5, where
+//! (BENCHMARKS.md "Load-balancing stress"; Prell's thesis §2.8 SPC, Table 2.1, and §3.5, where
 //! it measures how many consumers a single producer can keep busy).
 //!
 //! The root task is the producer: it spawns the consumers one at a time in a loop, so

@@ -1,5 +1,5 @@
 //! treerec: a Fibonacci-shaped task tree whose leaves each do `t` µs of busy work
-//! (BENCHMARKS.md "Fork-join, recursive"; seed 000 §2.8 Treerec).
+//! (BENCHMARKS.md "Fork-join, recursive"; Prell's thesis §2.8 Treerec).
 //!
 //! A task `n ≥ 2` joins the tasks `n-1` and `n-2`; a leaf (`n < 2`) spins for `t` µs with
 //! the calibrated loop of [`super::work`] and counts 1. The leaf work simulates a

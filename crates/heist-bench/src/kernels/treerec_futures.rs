@@ -1,5 +1,5 @@
 //! treerec-futures: [`super::treerec`] written with futures, as the thesis writes it
-//! (BENCHMARKS.md "Fork-join, recursive"; seed 000 §2.8 Treerec, and §4.3–4.4 / Ch. 6,
+//! (BENCHMARKS.md "Fork-join, recursive"; Prell's thesis §2.8 Treerec, and §4.3–4.4 / Ch. 6,
 //! where "a future for n−1, n−2 computed inline" is the Treerec of every comparison).
 //!
 //! A task `n ≥ 2` spawns `n-1` as a future with [`heist::Worker::futures`], computes

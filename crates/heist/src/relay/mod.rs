@@ -1,4 +1,5 @@
-//! The relay scheduler (seed 000 ch. 3 and §5.1): work stealing over channels. Deques
+//! The relay scheduler (Prell, "Embracing Explicit Communication in Work-Stealing
+//! Runtime Systems", ch. 3 and §5.1): work stealing over channels. Deques
 //! are private; an idle worker sends one steal request at a time, and a victim with
 //! nothing to give forwards it to another random victim (never back to the thief) until
 //! n−1 have failed, when it returns to its thief. A victim answers with one task or, in
