@@ -68,6 +68,8 @@ mod future;
 mod lace;
 mod latch;
 #[cfg(all(test, loom))]
+mod loom_latch;
+#[cfg(all(test, loom))]
 mod loom_sleep;
 mod pool;
 mod relay;
