@@ -1,5 +1,5 @@
 //! Idle workers: a short bounded back-off, then sleep until woken. The papers' workers
-//! spin while idle; heist's sleep, so that an idle pool costs nothing.
+//! spin while idle; heist's workers sleep, so that an idle pool costs nothing.
 //!
 //! The handshake (PROTOCOLS.md, "Sleep and wake"; loom models in `loom_sleep.rs`): a
 //! sleeper announces itself in `sleepers`, then a SeqCst fence, then its last look for
