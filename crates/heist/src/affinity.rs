@@ -80,3 +80,22 @@ mod imp {
         false
     }
 }
+
+#[cfg(all(test, not(loom), target_os = "linux"))]
+mod tests {
+    use super::{allowed_cpus, confine_to, pin_nth};
+
+    #[test]
+    fn a_thread_pinned_by_index_runs_on_that_allowed_cpu_only() {
+        let all = allowed_cpus();
+        assert!(!all.is_empty(), "Linux lists the CPUs a thread may use");
+        let n = all.len() + 1;
+        let now = std::thread::spawn(move || {
+            pin_nth(n);
+            allowed_cpus()
+        });
+        assert_eq!(now.join().unwrap(), [all[n % all.len()]]);
+        assert!(!confine_to(&[]));
+        assert!(!confine_to(&[1 << 20]), "a CPU beyond any set");
+    }
+}
