@@ -51,9 +51,7 @@ unsafe fn execute<F: FnOnce(&Worker) + Send + 'static>(data: *const (), w: &Work
         registry.detached.idle.notify_all();
         drop(_g);
         // A worker waiting in `Worker::barrier` may have gone to sleep.
-        if registry.sleep.has_sleepers() {
-            registry.sleep.wake_all();
-        }
+        registry.sleep.wake_all();
     }
 }
 
