@@ -64,6 +64,7 @@
 
 mod affinity;
 mod barrier;
+mod compat;
 mod future;
 mod lace;
 mod latch;
@@ -76,6 +77,11 @@ mod sync;
 mod task;
 mod worker;
 
+pub use compat::{
+    broadcast, current_num_threads, current_thread_index, in_place_scope, in_place_scope_fifo,
+    join_context, scope_fifo, spawn, spawn_fifo, yield_now, BroadcastContext, FnContext, ScopeFifo,
+    ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
+};
 pub use future::{Future, Futures};
 pub use pool::{global, BuildError, Pool, PoolBuilder, Scheduler, MAX_DEQUE_CAPACITY};
 pub use scope::{scope, Scope};
