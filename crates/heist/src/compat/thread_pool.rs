@@ -1,6 +1,7 @@
 //! `ThreadPoolBuilder` and `ThreadPool`: rayon's names for heist's builder and pool.
 
 use super::broadcast::{self, BroadcastContext};
+use super::free::Yield;
 use super::scope_fifo::ScopeFifo;
 use crate::pool::{self, BuildError, Pool, Registry, Scheduler};
 use crate::scope::Scope;
@@ -272,6 +273,21 @@ impl ThreadPool {
             Some(w) => unsafe { &*w }.scope(op),
             None => crate::scope::scope_outside(&self.pool, op),
         }
+    }
+
+    /// [`ThreadPool::in_place_scope`] with a [`ScopeFifo`].
+    pub fn in_place_scope_fifo<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&ScopeFifo<'scope>) -> R,
+    {
+        self.in_place_scope(|s| op(ScopeFifo::of(s)))
+    }
+
+    /// Runs one pending task of this pool if the caller is one of its workers (see
+    /// [`yield_now`](crate::yield_now)); `None` elsewhere.
+    pub fn yield_now(&self) -> Option<Yield> {
+        self.current_thread_index()?;
+        crate::yield_now()
     }
 
     /// Runs `op` once on every worker of this pool; the results come in worker order (see
