@@ -117,18 +117,22 @@ where
     RA: Send,
     RB: Send,
 {
-    let mut pair = Some((a, b));
-    let here = worker::with_current(|w| {
-        w.map(|w| {
-            let (a, b) = pair.take().expect("unused");
-            w.join(|_| a(), |_| b())
-        })
-    });
-    match here {
-        Some(r) => r,
-        None => {
-            let (a, b) = pair.take().expect("unused");
-            pool::global_or_panic().run(|w| w.join(|_| a(), |_| b()))
-        }
+    // SAFETY: the worker runs this thread and outlives this call, which it is running.
+    match unsafe { worker::current() } {
+        Some(w) => w.join(|_| a(), |_| b()),
+        None => join_outside(a, b),
     }
+}
+
+/// [`join`] off a worker: the pair runs on the global pool.
+#[cold]
+#[inline(never)]
+fn join_outside<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    pool::global_or_panic().run(|w| w.join(|_| a(), |_| b()))
 }

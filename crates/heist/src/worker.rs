@@ -61,6 +61,18 @@ pub(crate) fn current_in(registry: &Arc<Registry>) -> Option<*const Worker> {
     (!w.is_null() && Arc::ptr_eq(unsafe { &(*w).registry }, registry)).then_some(w)
 }
 
+/// The worker of this thread, of any pool, if there is one: one thread-local load.
+///
+/// # Safety
+/// The caller drops the reference before the task it runs in returns.
+#[inline(always)]
+pub(crate) unsafe fn current<'a>() -> Option<&'a Worker> {
+    let w = CURRENT.with(Cell::get);
+    // SAFETY: `CURRENT` is non-null only while `main` runs on this thread, and then it
+    // points to that call's live `Worker`, which outlives every task it runs.
+    unsafe { w.as_ref() }
+}
+
 /// Runs `f` with the worker of this thread, of any pool, if there is one.
 pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Worker>) -> R) -> R {
     let w = CURRENT.with(Cell::get);
