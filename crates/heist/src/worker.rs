@@ -154,10 +154,11 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, stack: usize) {
     drop(keep);
 }
 
-/// Addresses from `top`, in the thread's first frame, down by half of the stack's `size`
-/// (at least that much of the stack lies below its first frame); empty under 64 KiB.
+/// Addresses from `top`, in the thread's first frame, down by half of the stack's `size`;
+/// empty under 256 KiB. At least that much of the stack lies below its first frame, even
+/// if the guard page (up to 64 KiB) is carved out of `size`.
 fn stack_range(top: usize, size: usize) -> (usize, usize) {
-    let span = if size < (64 << 10) { 0 } else { size / 2 };
+    let span = if size < (256 << 10) { 0 } else { size / 2 };
     (top.saturating_sub(span), top)
 }
 
