@@ -453,6 +453,9 @@ impl Registry {
 
 /// A pool of worker threads.
 ///
+/// Dropping a pool waits until its detached tasks have finished (as [`Pool::barrier`]
+/// does, discarding a panic among them), then stops its workers.
+///
 /// ```
 /// fn fib(w: &heist::Worker, n: u64) -> u64 {
 ///     if n < 2 {
