@@ -421,10 +421,6 @@ impl Registry {
         let info = &self.infos[w];
         lock(&info.mail).push(job);
         info.has_mail.store(true, SeqCst);
-        if self.scheduler == Scheduler::Relay {
-            // A relay worker backing off may have stopped looking until news comes.
-            self.news.fetch_add(1, Relaxed);
-        }
         self.sleep.wake(w);
     }
 

@@ -48,7 +48,7 @@ pub struct Worker {
     /// a task waiting for another pool's `run` (which may need a root of ours first).
     root_level: Cell<u32>,
     running: Cell<u32>,
-    /// Addresses that lie in this worker's thread stack and in no other (see `on_stack`).
+    /// Addresses that lie in this worker's thread stack and in no other (`Scope::worker`).
     stack: (usize, usize),
     _not_send: PhantomData<*const ()>,
 }
