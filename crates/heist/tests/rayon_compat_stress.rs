@@ -131,6 +131,27 @@ fn spawned_panics_reach_the_handler_and_the_rest_runs() {
     });
 }
 
+#[test]
+fn without_a_handler_a_spawned_panic_waits_for_the_barrier() {
+    each_pool("spawn without a handler", |pool, _| {
+        let ran = Arc::new(AtomicUsize::new(0));
+        for i in 0..100 {
+            let ran = Arc::clone(&ran);
+            pool.spawn(move || {
+                if i == 37 {
+                    panic!("{PREFIX} unhandled");
+                }
+                ran.fetch_add(1, Relaxed);
+            });
+        }
+        let r = panic::catch_unwind(AssertUnwindSafe(|| pool.as_pool().barrier()));
+        assert!(r.is_err(), "the barrier re-raises the spawned panic");
+        assert_eq!(ran.load(Relaxed), 99);
+        pool.as_pool().barrier(); // taken once
+        assert_eq!(pool.install(|| fib(10)), 55);
+    });
+}
+
 /// A tree of `spawn_fifo`s; node `id` panics if `id % bad == bad - 1`. Counts the nodes that
 /// finished.
 fn fifo_tree<'a>(s: &heist::ScopeFifo<'a>, depth: u32, id: u64, bad: u64, done: &'a AtomicUsize) {

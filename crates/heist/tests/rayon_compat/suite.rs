@@ -133,6 +133,8 @@ fn scopes() -> String {
     out.push(sum.swap(0, Relaxed));
     pool.install(|| rt::in_place_scope(|s| tree(s, 5, 1, sum)));
     out.push(sum.swap(0, Relaxed));
+    pool.in_place_scope_fifo(|s| tree_fifo(s, 3, 1, sum));
+    out.push(sum.swap(0, Relaxed));
     let boom = panic::catch_unwind(AssertUnwindSafe(|| {
         pool.scope(|s| {
             s.spawn(|_| panic!("compat: scope"));
