@@ -46,6 +46,23 @@
 //! assert_eq!(parts, [0, 10, 20, 30]);
 //! ```
 //!
+//! # Moving from rayon
+//!
+//! rayon's pool API is here under rayon's names ([`ThreadPoolBuilder`], [`ThreadPool`],
+//! [`spawn`], [`scope_fifo`], [`in_place_scope`], [`broadcast`], [`join_context`],
+//! [`current_num_threads`], [`current_thread_index`], [`yield_now`], ...), so that code
+//! written against them moves by changing `rayon::` to `heist::`. Where heist behaves
+//! differently, the item says so. Inside a scope task, [`Scope::worker`] gives the worker
+//! for [`Worker::join`] without a thread-local look-up.
+//!
+//! ```
+//! let pool = heist::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+//! let ids = pool.broadcast(|cx| cx.index());
+//! assert_eq!(ids, [0, 1]);
+//! let (a, b) = pool.install(|| heist::join(|| 1, || 2));
+//! assert_eq!(a + b, 3);
+//! ```
+//!
 //! # Panics
 //!
 //! A panic in a task reaches whoever joins it (after the sibling task has finished), and
