@@ -2,12 +2,18 @@
 
 pub mod bpc;
 pub mod cilksort;
+pub mod detached_flat;
+pub mod detached_tree;
 pub mod fib;
+pub mod fib_futures;
+pub mod fib_install;
 pub mod matmul;
 pub mod nqueens;
 pub mod quicksort;
 pub mod sparselu;
 pub mod sparselu_detached;
+pub mod spawn_flat;
+pub mod spawn_tree;
 pub mod spc;
 pub mod treerec;
 pub mod treerec_futures;
@@ -31,6 +37,12 @@ pub fn all() -> Vec<&'static dyn Bench> {
         &bpc::Bpc,
         &treerec_futures::TreeRecFutures,
         &sparselu_detached::SparseLuDetached,
+        &spawn_tree::SPAWN_TREE,
+        &spawn_flat::SPAWN_FLAT,
+        &detached_flat::DETACHED_FLAT,
+        &detached_tree::DETACHED_TREE,
+        &fib_futures::FibFutures,
+        &fib_install::FibInstall,
     ]
 }
 
