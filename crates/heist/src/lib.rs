@@ -67,6 +67,7 @@ mod barrier;
 mod future;
 mod lace;
 mod latch;
+mod par;
 mod pool;
 mod relay;
 mod scope;
@@ -77,6 +78,7 @@ mod task;
 mod worker;
 
 pub use future::{Future, Futures};
+pub use par::{iter, prelude, slice, str};
 pub use pool::{global, BuildError, Pool, PoolBuilder, Scheduler, MAX_DEQUE_CAPACITY};
 pub use scope::{scope, Scope};
 pub use stats::WorkerStats;

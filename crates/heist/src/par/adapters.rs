@@ -1,0 +1,684 @@
+//! Adapters that change items but not their places: `map` and its kin work on both the
+//! kernel (any iterator) and the producer (indexed iterators keep their indices);
+//! `filter`, `flat_map`, `fold`, `map_init`, ... wrap the kernel only.
+
+use super::driver::{IndexedProducer, Kernel, Producer};
+use super::traits::{
+    IndexedParallelIterator, IntoParallelIterator, ParallelIterator, ProducerCallback,
+};
+use std::sync::Mutex;
+
+/// A function applied to each item, shared by every piece of a loop.
+pub(crate) trait MapOp<T>: Sync + Send {
+    type Out;
+    fn call(&self, x: T) -> Self::Out;
+}
+
+pub(crate) struct FnOp<F>(F);
+
+impl<T, R, F: Fn(T) -> R + Sync + Send> MapOp<T> for FnOp<F> {
+    type Out = R;
+    fn call(&self, x: T) -> R {
+        (self.0)(x)
+    }
+}
+
+pub(crate) struct CloneOp;
+
+impl<'a, T: Clone + 'a> MapOp<&'a T> for CloneOp {
+    type Out = T;
+    fn call(&self, x: &'a T) -> T {
+        x.clone()
+    }
+}
+
+pub(crate) struct CopyOp;
+
+impl<'a, T: Copy + 'a> MapOp<&'a T> for CopyOp {
+    type Out = T;
+    fn call(&self, x: &'a T) -> T {
+        *x
+    }
+}
+
+pub(crate) struct InspectOp<F>(F);
+
+impl<T, F: Fn(&T) + Sync + Send> MapOp<T> for InspectOp<F> {
+    type Out = T;
+    fn call(&self, x: T) -> T {
+        (self.0)(&x);
+        x
+    }
+}
+
+/// The kernel seen through a map.
+pub(crate) struct MapKernel<K, Op> {
+    inner: K,
+    op: Op,
+}
+
+impl<T, K, Op> Kernel<T> for MapKernel<K, Op>
+where
+    Op: MapOp<T>,
+    K: Kernel<Op::Out>,
+{
+    type Acc = K::Acc;
+    type Output = K::Output;
+    fn start(&self) -> K::Acc {
+        self.inner.start()
+    }
+    fn fold<I: Iterator<Item = T>>(&self, acc: K::Acc, items: I) -> K::Acc {
+        self.inner.fold(acc, items.map(|x| self.op.call(x)))
+    }
+    fn finish(&self, acc: K::Acc) -> K::Output {
+        self.inner.finish(acc)
+    }
+    fn combine(&self, l: K::Output, r: K::Output) -> K::Output {
+        self.inner.combine(l, r)
+    }
+    fn done(&self) -> bool {
+        self.inner.done()
+    }
+}
+
+/// A producer seen through a map.
+pub(crate) struct MapProducer<'a, P, Op> {
+    base: P,
+    op: &'a Op,
+}
+
+impl<'a, P: Producer, Op: MapOp<P::Item>> Producer for MapProducer<'a, P, Op> {
+    type Item = Op::Out;
+    type IntoIter = MapIter<'a, P::IntoIter, Op>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(index);
+        let op = self.op;
+        (MapProducer { base: l, op }, MapProducer { base: r, op })
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        MapIter {
+            it: self.base.into_iter(),
+            op: self.op,
+        }
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+}
+
+impl<P: IndexedProducer, Op: MapOp<P::Item>> IndexedProducer for MapProducer<'_, P, Op> {}
+
+/// The sequential iterator of a mapped block.
+pub(crate) struct MapIter<'a, I, Op> {
+    it: I,
+    op: &'a Op,
+}
+
+impl<I: Iterator, Op: MapOp<I::Item>> Iterator for MapIter<'_, I, Op> {
+    type Item = Op::Out;
+    fn next(&mut self) -> Option<Op::Out> {
+        self.it.next().map(|x| self.op.call(x))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.it.size_hint()
+    }
+    fn fold<B, G: FnMut(B, Op::Out) -> B>(self, init: B, mut g: G) -> B {
+        let op = self.op;
+        self.it.fold(init, move |b, x| g(b, op.call(x)))
+    }
+}
+
+impl<I: DoubleEndedIterator, Op: MapOp<I::Item>> DoubleEndedIterator for MapIter<'_, I, Op> {
+    fn next_back(&mut self) -> Option<Op::Out> {
+        self.it.next_back().map(|x| self.op.call(x))
+    }
+    fn rfold<B, G: FnMut(B, Op::Out) -> B>(self, init: B, mut g: G) -> B {
+        let op = self.op;
+        self.it.rfold(init, move |b, x| g(b, op.call(x)))
+    }
+}
+
+impl<I: ExactSizeIterator, Op: MapOp<I::Item>> ExactSizeIterator for MapIter<'_, I, Op> {}
+
+struct MapCallback<CB, Op> {
+    cb: CB,
+    op: Op,
+}
+
+impl<T, CB, Op> ProducerCallback<T> for MapCallback<CB, Op>
+where
+    Op: MapOp<T>,
+    CB: ProducerCallback<Op::Out>,
+{
+    type Output = CB::Output;
+    fn callback<P: IndexedProducer<Item = T>>(self, base: P) -> CB::Output {
+        self.cb.callback(MapProducer { base, op: &self.op })
+    }
+}
+
+/// Implements both iterator traits for a map-like adapter with fields `base` and `op`.
+macro_rules! map_like {
+    ($name:ident<$($p:ident),*>, [$($g:tt),*], $s:ident => $make:expr, Item = $item:ty, where [$($bounds:tt)*]) => {
+        impl<$($g),*> ParallelIterator for $name<$($p),*>
+        where
+            I: ParallelIterator,
+            $($bounds)*
+        {
+            type Item = $item;
+            fn drive<K: Kernel<$item>>(self, inner: K) -> K::Output {
+                let $s = self;
+                let (base, op) = $make;
+                base.drive(MapKernel { inner, op })
+            }
+            fn opt_len(&self) -> Option<usize> {
+                self.base.opt_len()
+            }
+        }
+
+        impl<$($g),*> IndexedParallelIterator for $name<$($p),*>
+        where
+            I: IndexedParallelIterator,
+            $($bounds)*
+        {
+            fn len(&self) -> usize {
+                self.base.len()
+            }
+            fn with_producer<CB: ProducerCallback<$item>>(self, cb: CB) -> CB::Output {
+                let $s = self;
+                let (base, op) = $make;
+                base.with_producer(MapCallback { cb, op })
+            }
+        }
+    };
+}
+
+/// The items mapped by a function (see [`ParallelIterator::map`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Map<I, F> {
+    base: I,
+    op: F,
+}
+
+impl<I, F> Map<I, F> {
+    pub(crate) fn new(base: I, op: F) -> Self {
+        Map { base, op }
+    }
+}
+
+map_like!(Map<I, F>, [I, F, R], s => (s.base, FnOp(s.op)), Item = R,
+    where [F: Fn(I::Item) -> R + Sync + Send, R: Send]);
+
+/// Items passed on after a look (see [`ParallelIterator::inspect`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Inspect<I, F> {
+    base: I,
+    op: F,
+}
+
+impl<I, F> Inspect<I, F> {
+    pub(crate) fn new(base: I, op: F) -> Self {
+        Inspect { base, op }
+    }
+}
+
+map_like!(Inspect<I, F>, [I, F], s => (s.base, InspectOp(s.op)), Item = I::Item,
+    where [F: Fn(&I::Item) + Sync + Send]);
+
+/// Clones of referenced items (see [`ParallelIterator::cloned`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Cloned<I> {
+    base: I,
+}
+
+impl<I> Cloned<I> {
+    pub(crate) fn new(base: I) -> Self {
+        Cloned { base }
+    }
+}
+
+map_like!(Cloned<I>, ['a, I, T], s => (s.base, CloneOp), Item = T,
+    where [I: ParallelIterator<Item = &'a T>, T: 'a + Clone + Send]);
+
+/// Copies of referenced items (see [`ParallelIterator::copied`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Copied<I> {
+    base: I,
+}
+
+impl<I> Copied<I> {
+    pub(crate) fn new(base: I) -> Self {
+        Copied { base }
+    }
+}
+
+map_like!(Copied<I>, ['a, I, T], s => (s.base, CopyOp), Item = T,
+    where [I: ParallelIterator<Item = &'a T>, T: 'a + Copy + Send]);
+
+/// Defines a kernel adapter: a kernel `$k` over `inner` plus `$f`, whose `fold` turns
+/// a block of `T` into items of the inner kernel with `$adapt`.
+macro_rules! kernel_adapter {
+    ($k:ident, [$($g:tt)*], T = $t:ty, where [$($bounds:tt)*], |$s:ident, $items:ident| $adapt:expr) => {
+        impl<$($g)*> Kernel<$t> for $k<K, F>
+        where
+            $($bounds)*
+        {
+            type Acc = K::Acc;
+            type Output = K::Output;
+            fn start(&self) -> K::Acc {
+                self.inner.start()
+            }
+            fn fold<It: Iterator<Item = $t>>(&self, acc: K::Acc, $items: It) -> K::Acc {
+                let $s = self;
+                self.inner.fold(acc, $adapt)
+            }
+            fn finish(&self, acc: K::Acc) -> K::Output {
+                self.inner.finish(acc)
+            }
+            fn combine(&self, l: K::Output, r: K::Output) -> K::Output {
+                self.inner.combine(l, r)
+            }
+            fn done(&self) -> bool {
+                self.inner.done()
+            }
+        }
+    };
+}
+
+/// The kernel of `filter`.
+pub(crate) struct FilterKernel<K, F> {
+    inner: K,
+    f: F,
+}
+
+kernel_adapter!(FilterKernel, [T, K: Kernel<T>, F: Fn(&T) -> bool + Sync], T = T, where [],
+    |s, items| items.filter(|x| (s.f)(x)));
+
+/// The kernel of `filter_map`.
+pub(crate) struct FilterMapKernel<K, F> {
+    inner: K,
+    f: F,
+}
+
+kernel_adapter!(FilterMapKernel, [T, R, K: Kernel<R>, F: Fn(T) -> Option<R> + Sync], T = T,
+    where [], |s, items| items.filter_map(&s.f));
+
+/// The kernel of `flat_map_iter`.
+pub(crate) struct FlatMapIterKernel<K, F> {
+    inner: K,
+    f: F,
+}
+
+kernel_adapter!(FlatMapIterKernel, [T, SI: IntoIterator, K: Kernel<SI::Item>, F: Fn(T) -> SI + Sync],
+    T = T, where [], |s, items| items.flat_map(&s.f));
+
+/// Defines a struct `$name { base, $field }` with `new`.
+macro_rules! adapter_struct {
+    ($(#[$doc:meta])* $name:ident<I, $($p:ident),*> { $($field:ident: $ty:ty),* }) => {
+        $(#[$doc])*
+        #[must_use = "iterator adapters are lazy"]
+        pub struct $name<I, $($p),*> {
+            base: I,
+            $($field: $ty,)*
+        }
+
+        impl<I, $($p),*> $name<I, $($p),*> {
+            pub(crate) fn new(base: I, $($field: $ty),*) -> Self {
+                $name { base, $($field),* }
+            }
+        }
+    };
+}
+
+adapter_struct!(
+    /// The items for which a predicate holds (see [`ParallelIterator::filter`]).
+    Filter<I, P> { f: P }
+);
+
+impl<I: ParallelIterator, P: Fn(&I::Item) -> bool + Sync + Send> ParallelIterator for Filter<I, P> {
+    type Item = I::Item;
+    fn drive<K: Kernel<I::Item>>(self, inner: K) -> K::Output {
+        self.base.drive(FilterKernel { inner, f: self.f })
+    }
+}
+
+adapter_struct!(
+    /// Items mapped to options, the `Some`s kept (see [`ParallelIterator::filter_map`]).
+    FilterMap<I, P> { f: P }
+);
+
+impl<I, P, R> ParallelIterator for FilterMap<I, P>
+where
+    I: ParallelIterator,
+    P: Fn(I::Item) -> Option<R> + Sync + Send,
+    R: Send,
+{
+    type Item = R;
+    fn drive<K: Kernel<R>>(self, inner: K) -> K::Output {
+        self.base.drive(FilterMapKernel { inner, f: self.f })
+    }
+}
+
+adapter_struct!(
+    /// Items mapped to sequential iterators, flattened (see
+    /// [`ParallelIterator::flat_map_iter`]).
+    FlatMapIter<I, F> { f: F }
+);
+
+impl<I, F, SI> ParallelIterator for FlatMapIter<I, F>
+where
+    I: ParallelIterator,
+    F: Fn(I::Item) -> SI + Sync + Send,
+    SI: IntoIterator,
+    SI::Item: Send,
+{
+    type Item = SI::Item;
+    fn drive<K: Kernel<SI::Item>>(self, inner: K) -> K::Output {
+        self.base.drive(FlatMapIterKernel { inner, f: self.f })
+    }
+}
+
+/// Sequential iterables, flattened (see [`ParallelIterator::flatten_iter`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct FlattenIter<I> {
+    base: I,
+}
+
+impl<I> FlattenIter<I> {
+    pub(crate) fn new(base: I) -> Self {
+        FlattenIter { base }
+    }
+}
+
+impl<I> ParallelIterator for FlattenIter<I>
+where
+    I: ParallelIterator,
+    I::Item: IntoIterator,
+    <I::Item as IntoIterator>::Item: Send,
+{
+    type Item = <I::Item as IntoIterator>::Item;
+    fn drive<K: Kernel<Self::Item>>(self, inner: K) -> K::Output {
+        self.base.drive(FlatMapIterKernel {
+            inner,
+            f: |x: I::Item| x,
+        })
+    }
+}
+
+/// The kernel of `flat_map`: each item's iterator runs as a nested loop of its own,
+/// which may split further; its pieces combine in order with the outer ones.
+pub(crate) struct FlatMapKernel<K: Kernel<R>, F, R> {
+    inner: K,
+    f: F,
+    _r: std::marker::PhantomData<fn() -> R>,
+}
+
+impl<T, R, PI, K, F> Kernel<T> for FlatMapKernel<K, F, R>
+where
+    PI: IntoParallelIterator<Item = R>,
+    K: Kernel<R>,
+    F: Fn(T) -> PI + Sync,
+{
+    /// The finished pieces so far and the running one.
+    type Acc = (Option<K::Output>, K::Acc);
+    type Output = K::Output;
+    fn start(&self) -> Self::Acc {
+        (None, self.inner.start())
+    }
+    fn fold<I: Iterator<Item = T>>(&self, acc: Self::Acc, items: I) -> Self::Acc {
+        let (mut done, mut run) = acc;
+        for x in items {
+            let nested = (self.f)(x).into_par_iter();
+            let before = self
+                .inner
+                .finish(std::mem::replace(&mut run, self.inner.start()));
+            let inner = nested.drive(&self.inner);
+            let both = self.inner.combine(before, inner);
+            done = Some(match done {
+                Some(d) => self.inner.combine(d, both),
+                None => both,
+            });
+        }
+        (done, run)
+    }
+    fn finish(&self, (done, run): Self::Acc) -> K::Output {
+        let last = self.inner.finish(run);
+        match done {
+            Some(d) => self.inner.combine(d, last),
+            None => last,
+        }
+    }
+    fn combine(&self, l: K::Output, r: K::Output) -> K::Output {
+        self.inner.combine(l, r)
+    }
+    fn done(&self) -> bool {
+        self.inner.done()
+    }
+}
+
+adapter_struct!(
+    /// Items mapped to parallel iterators, flattened (see [`ParallelIterator::flat_map`]).
+    FlatMap<I, F> { f: F }
+);
+
+impl<I, F, PI> ParallelIterator for FlatMap<I, F>
+where
+    I: ParallelIterator,
+    F: Fn(I::Item) -> PI + Sync + Send,
+    PI: IntoParallelIterator,
+{
+    type Item = PI::Item;
+    fn drive<K: Kernel<PI::Item>>(self, inner: K) -> K::Output {
+        self.base.drive(FlatMapKernel {
+            inner,
+            f: self.f,
+            _r: std::marker::PhantomData,
+        })
+    }
+}
+
+/// Parallel iterables, flattened (see [`ParallelIterator::flatten`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Flatten<I> {
+    base: I,
+}
+
+impl<I> Flatten<I> {
+    pub(crate) fn new(base: I) -> Self {
+        Flatten { base }
+    }
+}
+
+impl<I> ParallelIterator for Flatten<I>
+where
+    I: ParallelIterator,
+    I::Item: IntoParallelIterator,
+{
+    type Item = <I::Item as IntoParallelIterator>::Item;
+    fn drive<K: Kernel<Self::Item>>(self, inner: K) -> K::Output {
+        self.base.drive(FlatMapKernel {
+            inner,
+            f: |x: I::Item| x,
+            _r: std::marker::PhantomData,
+        })
+    }
+}
+
+/// The kernel of `map_init` and `map_with`: each piece makes its own state with `init`.
+pub(crate) struct MapInitKernel<K, INIT, F> {
+    inner: K,
+    init: INIT,
+    f: F,
+}
+
+impl<T, S, R, K, INIT, F> Kernel<T> for MapInitKernel<K, INIT, F>
+where
+    K: Kernel<R>,
+    INIT: Fn() -> S + Sync,
+    F: Fn(&mut S, T) -> R + Sync,
+{
+    type Acc = (S, K::Acc);
+    type Output = K::Output;
+    fn start(&self) -> Self::Acc {
+        ((self.init)(), self.inner.start())
+    }
+    fn fold<I: Iterator<Item = T>>(&self, (mut s, acc): Self::Acc, items: I) -> Self::Acc {
+        let acc = self.inner.fold(acc, items.map(|x| (self.f)(&mut s, x)));
+        (s, acc)
+    }
+    fn finish(&self, (_, acc): Self::Acc) -> K::Output {
+        self.inner.finish(acc)
+    }
+    fn combine(&self, l: K::Output, r: K::Output) -> K::Output {
+        self.inner.combine(l, r)
+    }
+    fn done(&self) -> bool {
+        self.inner.done()
+    }
+}
+
+adapter_struct!(
+    /// Items mapped with per-piece state made by a function (see
+    /// [`ParallelIterator::map_init`]).
+    MapInit<I, INIT, F> { init: INIT, f: F }
+);
+
+impl<I, INIT, F, S, R> ParallelIterator for MapInit<I, INIT, F>
+where
+    I: ParallelIterator,
+    INIT: Fn() -> S + Sync + Send,
+    F: Fn(&mut S, I::Item) -> R + Sync + Send,
+    R: Send,
+{
+    type Item = R;
+    fn drive<K: Kernel<R>>(self, inner: K) -> K::Output {
+        self.base.drive(MapInitKernel {
+            inner,
+            init: self.init,
+            f: self.f,
+        })
+    }
+}
+
+adapter_struct!(
+    /// Items mapped with a per-piece clone of a value (see [`ParallelIterator::map_with`]).
+    MapWith<I, S, F> { init: S, f: F }
+);
+
+impl<I, S, F, R> ParallelIterator for MapWith<I, S, F>
+where
+    I: ParallelIterator,
+    S: Send + Clone,
+    F: Fn(&mut S, I::Item) -> R + Sync + Send,
+    R: Send,
+{
+    type Item = R;
+    fn drive<K: Kernel<R>>(self, inner: K) -> K::Output {
+        // Pieces run anywhere; the value to clone is shared through a lock, taken once
+        // per piece.
+        let proto = Mutex::new(self.init);
+        let init = || {
+            proto
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone()
+        };
+        self.base.drive(MapInitKernel {
+            inner,
+            init,
+            f: self.f,
+        })
+    }
+}
+
+/// The kernel of `fold`: each piece folds its items from `identity()` and passes the
+/// one partial on to the inner kernel when it ends.
+pub(crate) struct FoldKernel<K, ID, F> {
+    inner: K,
+    identity: ID,
+    f: F,
+}
+
+impl<T, U, K, ID, F> Kernel<T> for FoldKernel<K, ID, F>
+where
+    K: Kernel<U>,
+    ID: Fn() -> U + Sync,
+    F: Fn(U, T) -> U + Sync,
+{
+    type Acc = (U, K::Acc);
+    type Output = K::Output;
+    fn start(&self) -> Self::Acc {
+        ((self.identity)(), self.inner.start())
+    }
+    fn fold<I: Iterator<Item = T>>(&self, (u, acc): Self::Acc, items: I) -> Self::Acc {
+        (items.fold(u, &self.f), acc)
+    }
+    fn finish(&self, (u, acc): Self::Acc) -> K::Output {
+        self.inner.finish(self.inner.fold(acc, std::iter::once(u)))
+    }
+    fn combine(&self, l: K::Output, r: K::Output) -> K::Output {
+        self.inner.combine(l, r)
+    }
+    fn done(&self) -> bool {
+        self.inner.done()
+    }
+}
+
+adapter_struct!(
+    /// One fold per piece of the loop (see [`ParallelIterator::fold`]).
+    Fold<I, ID, F> { identity: ID, f: F }
+);
+
+impl<I, ID, F, U> ParallelIterator for Fold<I, ID, F>
+where
+    I: ParallelIterator,
+    ID: Fn() -> U + Sync + Send,
+    F: Fn(U, I::Item) -> U + Sync + Send,
+    U: Send,
+{
+    type Item = U;
+    fn drive<K: Kernel<U>>(self, inner: K) -> K::Output {
+        self.base.drive(FoldKernel {
+            inner,
+            identity: self.identity,
+            f: self.f,
+        })
+    }
+}
+
+/// The same items; heist stops the other pieces after a panic in any case (see
+/// [`ParallelIterator::panic_fuse`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct PanicFuse<I> {
+    base: I,
+}
+
+impl<I> PanicFuse<I> {
+    pub(crate) fn new(base: I) -> Self {
+        PanicFuse { base }
+    }
+}
+
+impl<I: ParallelIterator> ParallelIterator for PanicFuse<I> {
+    type Item = I::Item;
+    fn drive<K: Kernel<I::Item>>(self, kernel: K) -> K::Output {
+        self.base.drive(kernel)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.base.opt_len()
+    }
+}
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for PanicFuse<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn with_producer<CB: ProducerCallback<I::Item>>(self, cb: CB) -> CB::Output {
+        self.base.with_producer(cb)
+    }
+}

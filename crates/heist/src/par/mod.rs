@@ -1,0 +1,69 @@
+//! Data parallelism: parallel iterators with rayon's API over one loop driver. A loop is
+//! one task over a range that its owner folds in exponentially growing blocks and splits
+//! only when a thief asks (Embracing Explicit Communication in Work-Stealing Runtime
+//! Systems, ch. 5: splittable tasks; On Lock-Free Work-stealing Iterators for Parallel
+//! Data Structures: batch growth, kernels, per-structure splitting). No grain size to
+//! choose.
+
+mod adapters;
+mod bridge;
+mod collect;
+mod demand;
+mod driver;
+mod indexed;
+mod kernels;
+mod slices;
+mod sources;
+mod strings;
+mod traits;
+mod try_op;
+
+/// Parallel iterators: the traits, the adapter and source types, and the driver's
+/// protocol ([`plumbing`]).
+pub mod iter {
+    pub use super::adapters::{
+        Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Flatten, FlattenIter, Fold,
+        Inspect, Map, MapInit, MapWith, PanicFuse,
+    };
+    pub use super::bridge::{IterBridge, ParallelBridge};
+    pub use super::collect::{FromParallelIterator, ParallelExtend};
+    pub use super::indexed::{Chain, Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip};
+    pub use super::sources::{DequeIter, IntoIter, Iter, IterMut, OptionIter, RangeIter};
+    pub use super::traits::{
+        IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
+        IntoParallelRefMutIterator, ParallelIterator,
+    };
+    pub use super::try_op::Try;
+
+    /// The loop driver's protocol, for making one's own collections parallel.
+    pub mod plumbing {
+        pub use super::super::driver::{bridge, run, IndexedProducer, Kernel, Producer};
+        pub use super::super::sources::{RangeBlock, RangeProducer, SliceProducer};
+        pub use super::super::traits::ProducerCallback;
+    }
+}
+
+/// Parallel views of slices.
+pub mod slice {
+    pub use super::slices::{
+        Chunks, ChunksExact, ChunksExactMut, ChunksMut, ParallelSlice, ParallelSliceMut, Windows,
+    };
+}
+
+/// Parallel views of strings.
+pub mod str {
+    pub use super::strings::{Bytes, Chars, Lines, ParallelString, SplitWhitespace};
+}
+
+/// Everything a program using parallel iterators needs: `use heist::prelude::*;` in
+/// place of `use rayon::prelude::*;`.
+pub mod prelude {
+    pub use super::bridge::ParallelBridge;
+    pub use super::collect::{FromParallelIterator, ParallelExtend};
+    pub use super::slices::{ParallelSlice, ParallelSliceMut};
+    pub use super::strings::ParallelString;
+    pub use super::traits::{
+        IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
+        IntoParallelRefMutIterator, ParallelIterator,
+    };
+}
