@@ -51,6 +51,18 @@ impl<T, F: Fn(&T) + Sync + Send> MapOp<T> for InspectOp<F> {
     }
 }
 
+/// The `combine` and `done` of a kernel adapter: those of its `inner` kernel.
+macro_rules! combine_and_done {
+    () => {
+        fn combine(&self, l: K::Output, r: K::Output) -> K::Output {
+            self.inner.combine(l, r)
+        }
+        fn done(&self) -> bool {
+            self.inner.done()
+        }
+    };
+}
+
 /// The kernel seen through a map.
 pub(crate) struct MapKernel<K, Op> {
     inner: K,
@@ -73,12 +85,7 @@ where
     fn finish(&self, acc: K::Acc) -> K::Output {
         self.inner.finish(acc)
     }
-    fn combine(&self, l: K::Output, r: K::Output) -> K::Output {
-        self.inner.combine(l, r)
-    }
-    fn done(&self) -> bool {
-        self.inner.done()
-    }
+    combine_and_done!();
 }
 
 /// A producer seen through a map.
@@ -280,12 +287,7 @@ macro_rules! kernel_adapter {
             fn finish(&self, acc: K::Acc) -> K::Output {
                 self.inner.finish(acc)
             }
-            fn combine(&self, l: K::Output, r: K::Output) -> K::Output {
-                self.inner.combine(l, r)
-            }
-            fn done(&self) -> bool {
-                self.inner.done()
-            }
+            combine_and_done!();
         }
     };
 }
@@ -453,12 +455,7 @@ where
             None => last,
         }
     }
-    fn combine(&self, l: K::Output, r: K::Output) -> K::Output {
-        self.inner.combine(l, r)
-    }
-    fn done(&self) -> bool {
-        self.inner.done()
-    }
+    combine_and_done!();
 }
 
 adapter_struct!(
@@ -534,12 +531,7 @@ where
     fn finish(&self, (_, acc): Self::Acc) -> K::Output {
         self.inner.finish(acc)
     }
-    fn combine(&self, l: K::Output, r: K::Output) -> K::Output {
-        self.inner.combine(l, r)
-    }
-    fn done(&self) -> bool {
-        self.inner.done()
-    }
+    combine_and_done!();
 }
 
 adapter_struct!(
@@ -621,12 +613,7 @@ where
     fn finish(&self, (u, acc): Self::Acc) -> K::Output {
         self.inner.finish(self.inner.fold(acc, std::iter::once(u)))
     }
-    fn combine(&self, l: K::Output, r: K::Output) -> K::Output {
-        self.inner.combine(l, r)
-    }
-    fn done(&self) -> bool {
-        self.inner.done()
-    }
+    combine_and_done!();
 }
 
 adapter_struct!(

@@ -111,3 +111,48 @@ str_source!(
         s[i..].char_indices().find(|(_, c)| c.is_whitespace()).map_or(s.len(), |(p, _)| i + p)
     }
 );
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Splits at every byte position, then the right piece again: the pieces' items
+    /// together are the whole string's.
+    fn check<P: Producer, T: PartialEq + std::fmt::Debug>(
+        make: impl Fn() -> P,
+        whole: Vec<T>,
+        len: usize,
+    ) where
+        P::IntoIter: Iterator<Item = T>,
+    {
+        for at in 0..=len {
+            for again in 0..=len {
+                let (l, r) = make().split_at(at);
+                let (a, b) = r.split_at(again.min(len - at));
+                let got: Vec<T> = l
+                    .into_iter()
+                    .chain(a.into_iter())
+                    .chain(b.into_iter())
+                    .collect();
+                assert_eq!(got, whole, "split at {at}, then {again}");
+            }
+        }
+    }
+
+    #[test]
+    fn string_sources_split_everywhere() {
+        for s in [
+            "",
+            "a",
+            "héllo wörld\n\nline  two\r\nend\n",
+            " x\u{3000}y  ",
+            "\n\n",
+            "ab\ncd",
+        ] {
+            check(|| CharsProducer(s), s.chars().collect(), s.len());
+            check(|| BytesProducer(s), s.bytes().collect(), s.len());
+            check(|| LinesProducer(s), s.lines().collect(), s.len());
+            check(|| WordsProducer(s), s.split_whitespace().collect(), s.len());
+        }
+    }
+}
