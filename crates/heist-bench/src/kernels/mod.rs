@@ -1,13 +1,21 @@
 //! The kernel catalogue: one file per kernel.
 
+pub mod array_fold;
 pub mod bpc;
 pub mod cilksort;
+pub mod exponential;
+pub mod filter_collect;
 pub mod fib;
+pub mod mandelbrot;
 pub mod matmul;
 pub mod nqueens;
+pub mod par_loop;
 pub mod quicksort;
+pub mod range_fold;
 pub mod sparselu;
 pub mod sparselu_detached;
+pub mod step;
+pub mod tiny;
 pub mod spc;
 pub mod treerec;
 pub mod treerec_futures;
@@ -31,6 +39,14 @@ pub fn all() -> Vec<&'static dyn Bench> {
         &bpc::Bpc,
         &treerec_futures::TreeRecFutures,
         &sparselu_detached::SparseLuDetached,
+        &range_fold::RangeFold,
+        &array_fold::ArrayFold,
+        &step::Step,
+        &exponential::Exponential,
+        &mandelbrot::Mandelbrot,
+        &filter_collect::FilterCollect,
+        &tiny::Tiny { outside: false },
+        &tiny::Tiny { outside: true },
     ]
 }
 

@@ -9,6 +9,7 @@
 //! [`Producer`] becomes a parallel iterator (see [`Producer`]'s example).
 
 use super::demand::split_demanded;
+use crate::stats::stat;
 use crate::worker::{self, Worker};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -216,6 +217,7 @@ where
             .min(len);
         let (head, rest) = p.split_at(n);
         acc = lp.kernel.fold(acc, head.into_iter());
+        stat!(w.counters(), blocks);
         p = rest;
         block = block.saturating_mul(2);
     }
@@ -232,6 +234,7 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
+    stat!(w.counters(), splits);
     let len = p.len();
     let (lo, hi) = p.split_at(len - len / 2);
     let acc = Here(acc);
