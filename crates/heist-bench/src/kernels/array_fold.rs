@@ -29,7 +29,13 @@ impl Bench for ArrayFold {
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("array-fold", size)?;
         let v: Vec<f64> = (0..n).map(|i| (mix(i) % 1000) as f64 * 0.25).collect();
-        Ok(Box::new(LoopInstance::new("array-fold", v, seq, run, close)))
+        Ok(Box::new(LoopInstance::new(
+            "array-fold",
+            v,
+            seq,
+            run,
+            close,
+        )))
     }
 }
 

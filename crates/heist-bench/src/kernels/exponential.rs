@@ -32,9 +32,17 @@ impl Bench for Exponential {
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("exponential", size)?;
         if n > 3000 {
-            return Err(format!("exponential: N = {n} would take hours (at most 3000)"));
+            return Err(format!(
+                "exponential: N = {n} would take hours (at most 3000)"
+            ));
         }
-        Ok(Box::new(LoopInstance::new("exponential", n, seq, run, equal)))
+        Ok(Box::new(LoopInstance::new(
+            "exponential",
+            n,
+            seq,
+            run,
+            equal,
+        )))
     }
 }
 

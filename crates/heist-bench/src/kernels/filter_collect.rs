@@ -28,7 +28,13 @@ impl Bench for FilterCollect {
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("filter-collect", size)?;
-        Ok(Box::new(LoopInstance::new("filter-collect", n, seq, run, equal)))
+        Ok(Box::new(LoopInstance::new(
+            "filter-collect",
+            n,
+            seq,
+            run,
+            equal,
+        )))
     }
 }
 
@@ -51,5 +57,10 @@ par_versions!(par, |n: u64| -> Vec<u64> {
 });
 
 fn run(rt: &Runtime, &n: &u64) -> (usize, u64) {
-    digest(par_loop::on(rt, || (0..n).filter(keep).collect(), || par::heist(n), || par::rayon(n)))
+    digest(par_loop::on(
+        rt,
+        || (0..n).filter(keep).collect(),
+        || par::heist(n),
+        || par::rayon(n),
+    ))
 }

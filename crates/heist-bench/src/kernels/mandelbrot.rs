@@ -35,7 +35,13 @@ impl Bench for Mandelbrot {
         if w == 0 || w > 1 << 15 {
             return Err(format!("mandelbrot: width {w} out of 1..=32768"));
         }
-        Ok(Box::new(LoopInstance::new("mandelbrot", w, seq, run, equal)))
+        Ok(Box::new(LoopInstance::new(
+            "mandelbrot",
+            w,
+            seq,
+            run,
+            equal,
+        )))
     }
 }
 

@@ -122,7 +122,8 @@ pub fn parse_size(name: &str, size: &str) -> Result<u64, String> {
         b.checked_pow(e).ok_or_else(bad)?
     } else if let Some((m, e)) = s.split_once('e') {
         let (m, e): (u64, u32) = (m.parse().map_err(|_| bad())?, e.parse().map_err(|_| bad())?);
-        m.checked_mul(10u64.checked_pow(e).ok_or_else(bad)?).ok_or_else(bad)?
+        m.checked_mul(10u64.checked_pow(e).ok_or_else(bad)?)
+            .ok_or_else(bad)?
     } else {
         s.parse().map_err(|_| bad())?
     };

@@ -30,7 +30,13 @@ impl Bench for RangeFold {
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("range-fold", size)?;
-        Ok(Box::new(LoopInstance::new("range-fold", n, seq, run, equal)))
+        Ok(Box::new(LoopInstance::new(
+            "range-fold",
+            n,
+            seq,
+            run,
+            equal,
+        )))
     }
 }
 

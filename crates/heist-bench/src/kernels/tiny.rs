@@ -45,8 +45,18 @@ impl Bench for Tiny {
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let calls = par_loop::parse_size(self.name(), size)?;
         let v: Vec<f32> = (0..LEN).map(|i| (i % 17) as f32 * 0.5).collect();
-        let run = if self.outside { run_outside } else { run_inside };
-        Ok(Box::new(LoopInstance::new(self.name(), (v, calls), seq, run, same)))
+        let run = if self.outside {
+            run_outside
+        } else {
+            run_inside
+        };
+        Ok(Box::new(LoopInstance::new(
+            self.name(),
+            (v, calls),
+            seq,
+            run,
+            same,
+        )))
     }
 }
 
@@ -60,16 +70,24 @@ fn squares(v: &[f32]) -> f32 {
 }
 
 fn seq((v, calls): &(Vec<f32>, u64)) -> f64 {
-    (0..*calls).map(|_| f64::from(squares(std::hint::black_box(v)))).sum()
+    (0..*calls)
+        .map(|_| f64::from(squares(std::hint::black_box(v))))
+        .sum()
 }
 
-par_versions!(par, |v: &[f32]| -> f32 { v.par_iter().map(|x| x * x).sum() });
+par_versions!(par, |v: &[f32]| -> f32 {
+    v.par_iter().map(|x| x * x).sum()
+});
 
 /// All calls from a worker of the pool.
 fn run_inside(rt: &Runtime, input: &(Vec<f32>, u64)) -> f64 {
     let (v, calls) = input;
     let many = |one: fn(&[f32]) -> f32| {
-        move || (0..*calls).map(|_| f64::from(one(std::hint::black_box(v)))).sum()
+        move || {
+            (0..*calls)
+                .map(|_| f64::from(one(std::hint::black_box(v))))
+                .sum()
+        }
     };
     par_loop::on(rt, || seq(input), many(par::heist), many(par::rayon))
 }
@@ -80,7 +98,12 @@ fn run_outside(rt: &Runtime, input: &(Vec<f32>, u64)) -> f64 {
     (0..*calls)
         .map(|_| {
             let v = std::hint::black_box(v);
-            f64::from(par_loop::on(rt, || squares(v), || par::heist(v), || par::rayon(v)))
+            f64::from(par_loop::on(
+                rt,
+                || squares(v),
+                || par::heist(v),
+                || par::rayon(v),
+            ))
         })
         .sum()
 }

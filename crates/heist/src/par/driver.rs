@@ -63,6 +63,18 @@ pub trait Producer: Send + Sized {
     fn split_at(self, index: usize) -> (Self, Self);
     /// The items, in order.
     fn into_iter(self) -> Self::IntoIter;
+    /// Folds the first `n` items (`n <= len()`) into `acc` and returns the rest. The
+    /// default splits them off and folds them through `into_iter`; a producer over a
+    /// sequential-access structure folds them in place instead.
+    fn fold_block<K: Kernel<Self::Item>>(
+        self,
+        n: usize,
+        kernel: &K,
+        acc: K::Acc,
+    ) -> (K::Acc, Self) {
+        let (head, rest) = self.split_at(n);
+        (kernel.fold(acc, head.into_iter()), rest)
+    }
     /// The smallest part a split may leave (`with_min_len`).
     fn min_len(&self) -> usize {
         1
@@ -215,10 +227,8 @@ where
             .min(max)
             .max(min)
             .min(len);
-        let (head, rest) = p.split_at(n);
-        acc = lp.kernel.fold(acc, head.into_iter());
+        (acc, p) = p.fold_block(n, lp.kernel, acc);
         stat!(w.counters(), blocks);
-        p = rest;
         block = block.saturating_mul(2);
     }
     std::mem::forget(guard);

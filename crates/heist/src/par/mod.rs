@@ -12,6 +12,7 @@ mod demand;
 mod driver;
 mod indexed;
 mod kernels;
+mod maps;
 mod slices;
 mod sources;
 mod strings;
@@ -28,6 +29,7 @@ pub mod iter {
     pub use super::bridge::{IterBridge, ParallelBridge};
     pub use super::collect::{FromParallelIterator, ParallelExtend};
     pub use super::indexed::{Chain, Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip};
+    pub use super::maps::InPlace;
     pub use super::sources::{DequeIter, IntoIter, Iter, IterMut, OptionIter, RangeIter};
     pub use super::traits::{
         IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,

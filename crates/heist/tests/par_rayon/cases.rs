@@ -49,6 +49,27 @@ pub fn all() -> Vec<(&'static str, String)> {
     bridged.sort();
     case!("par_bridge", bridged);
 
+    // Maps and sets.
+    let hm: HashMap<u64, u64> = v.iter().map(|&x| (x * 31 + 7, x)).collect();
+    // Each map has its own random hasher: compare with its own sequential order.
+    case!("hashmap par_iter", hm.par_iter().map(|(k, v)| k ^ v).collect::<Vec<_>>() == hm.iter().map(|(k, v)| k ^ v).collect::<Vec<_>>());
+    case!("hashmap sum", hm.par_iter().map(|(_, v)| v).sum::<u64>());
+    let hs: std::collections::HashSet<u64> = v.iter().copied().collect();
+    case!("hashset par_iter", hs.par_iter().copied().collect::<Vec<_>>() == hs.iter().copied().collect::<Vec<_>>());
+    let bm: BTreeMap<u64, usize> = v.iter().copied().zip(0..).collect();
+    case!("btreemap par_iter", bm.par_iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>());
+    let bs: std::collections::BTreeSet<u64> = v.iter().copied().collect();
+    case!("btreeset par_iter", bs.par_iter().max());
+    case!("btreeset into", bs.clone().into_par_iter().filter(|x| x % 3 == 0).collect::<Vec<_>>());
+    case!("btreemap into", bm.clone().into_par_iter().map(|(k, v)| k + v as u64).collect::<Vec<_>>());
+    case!("hashset into", hs.clone().into_par_iter().count());
+    let mut hm2 = hm.clone();
+    hm2.par_iter_mut().for_each(|(_, v)| *v += 1);
+    case!("hashmap par_iter_mut", hm2.par_iter().map(|(_, v)| *v).sum::<u64>());
+    let mut bm2 = bm.clone();
+    bm2.par_iter_mut().for_each(|(k, v)| *v += *k as usize);
+    case!("btreemap par_iter_mut", bm2);
+
     // Adapters.
     case!("map filter", v.par_iter().map(|x| x * 2).filter(|x| x % 3 == 0).collect::<Vec<_>>());
     case!("filter_map", v.par_iter().filter_map(|&x| (x > 500).then(|| x - 500)).collect::<Vec<_>>());
