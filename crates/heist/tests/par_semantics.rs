@@ -190,3 +190,32 @@ fn from_outside_any_pool() {
     let v: Vec<i64> = (0..10_000i64).into_par_iter().rev().collect();
     assert!(v.iter().copied().eq((0..10_000i64).rev()));
 }
+
+#[test]
+fn a_loop_is_shared_when_a_worker_is_idle() {
+    on_every_pool(|pool| {
+        if pool.workers() < 2 {
+            return;
+        }
+        // Items of 20 µs: a loop of 200 is worth splitting, so an idle worker gets part of
+        // it (tried until seen; `on_every_pool` fails the test after a minute).
+        loop {
+            let threads = std::sync::Mutex::new(std::collections::HashSet::new());
+            let sum: u64 = pool.run(|_| {
+                (0..200u64)
+                    .into_par_iter()
+                    .map(|i| {
+                        threads.lock().unwrap().insert(std::thread::current().id());
+                        let t = std::time::Instant::now();
+                        while t.elapsed() < Duration::from_micros(20) {}
+                        i
+                    })
+                    .sum()
+            });
+            assert_eq!(sum, 19_900);
+            if threads.into_inner().unwrap().len() >= 2 {
+                break;
+            }
+        }
+    });
+}

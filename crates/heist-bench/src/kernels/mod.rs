@@ -2,10 +2,12 @@
 
 pub mod array_fold;
 pub mod bpc;
+pub mod btree_fold;
 pub mod cilksort;
 pub mod exponential;
 pub mod fib;
 pub mod filter_collect;
+pub mod hash_fold;
 pub mod mandelbrot;
 pub mod matmul;
 pub mod nqueens;
@@ -45,6 +47,8 @@ pub fn all() -> Vec<&'static dyn Bench> {
         &exponential::Exponential,
         &mandelbrot::Mandelbrot,
         &filter_collect::FilterCollect,
+        &hash_fold::HashFold,
+        &btree_fold::BTreeFold,
         &tiny::Tiny { outside: false },
         &tiny::Tiny { outside: true },
     ]

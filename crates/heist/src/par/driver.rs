@@ -12,6 +12,7 @@ use super::demand::split_demanded;
 use crate::stats::stat;
 use crate::worker::{self, Worker};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::{Duration, Instant};
 
 /// A splittable sequence of items: what a running loop holds.
 ///
@@ -198,7 +199,7 @@ impl Drop for StopOnUnwind<'_> {
 const BLOCK_SHARE: usize = 8;
 
 /// The owner's loop over one piece: fold blocks of doubling size (from `block`), and
-/// split when asked.
+/// split when asked and what is left is worth it.
 fn piece<P, K>(
     w: &Worker,
     lp: &Loop<'_, K>,
@@ -213,12 +214,13 @@ where
     let guard = StopOnUnwind(&lp.stop);
     let min = p.min_len().max(1);
     let max = p.max_len().max(1);
+    let mut pace = Pace::default();
     loop {
         let len = p.len();
         if len == 0 || lp.stopped() {
             break;
         }
-        if len >= 2 * min && split_demanded(w) {
+        if len >= 2 * min && split_demanded(w) && pace.worth_splitting(len) {
             std::mem::forget(guard);
             return split(w, lp, p, acc, block);
         }
@@ -229,10 +231,55 @@ where
             .min(len);
         (acc, p) = p.fold_block(n, lp.kernel, acc);
         stat!(w.counters(), blocks);
+        pace.done += n;
         block = block.saturating_mul(2);
     }
     std::mem::forget(guard);
     lp.kernel.finish(acc)
+}
+
+/// A split hands work to a thief, who may start it only a few microseconds later and
+/// whose half the owner may then wait for: below this much work left it does not pay.
+const MIN_SPLIT: Duration = Duration::from_micros(10);
+
+/// Below this much time a sample of the pace says too little.
+const MIN_SAMPLE: Duration = Duration::from_micros(1);
+
+/// How fast a piece goes, measured only once thieves ask: the first request starts the
+/// clock, later ones read it, so a loop nobody asks about never reads the time.
+#[derive(Default)]
+struct Pace {
+    /// Items folded by this piece.
+    done: usize,
+    /// When a request was first seen, and `done` then.
+    mark: Option<(Instant, usize)>,
+    /// `done` at which to look at the clock again: each look waits for the sample to
+    /// double, so a loop asked about all along reads the time O(log n) times.
+    next: usize,
+}
+
+impl Pace {
+    /// Whether `left` more items are likely to take at least `MIN_SPLIT`.
+    #[cold]
+    #[inline(never)]
+    fn worth_splitting(&mut self, left: usize) -> bool {
+        let Some((t0, d0)) = self.mark else {
+            self.mark = Some((Instant::now(), self.done));
+            self.next = self.done + 1;
+            return false;
+        };
+        if self.done < self.next {
+            return false;
+        }
+        let items = self.done - d0;
+        self.next = self.done + items;
+        let spent = t0.elapsed();
+        if spent < MIN_SAMPLE {
+            return false;
+        }
+        let per_item = spent.as_nanos() as f64 / items as f64;
+        per_item * left as f64 >= MIN_SPLIT.as_nanos() as f64
+    }
 }
 
 /// Splits the rest in halves: the upper half is pushed as the joined branch, where a
