@@ -7,6 +7,8 @@
 
 mod adapters;
 mod bridge;
+#[cfg(feature = "hashbrown")]
+mod buckets;
 mod collect;
 mod demand;
 mod driver;
@@ -27,6 +29,8 @@ pub mod iter {
         Inspect, Map, MapInit, MapWith, PanicFuse,
     };
     pub use super::bridge::{IterBridge, ParallelBridge};
+    #[cfg(feature = "hashbrown")]
+    pub use super::buckets::Buckets;
     pub use super::collect::{FromParallelIterator, ParallelExtend};
     pub use super::indexed::{Chain, Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip};
     pub use super::maps::InPlace;
