@@ -39,12 +39,15 @@ impl Bench for ArrayFold {
     }
 }
 
+// `LoopInstance` passes its input as `&I`, here `&Vec<f64>`.
+#[allow(clippy::ptr_arg)]
 fn seq(v: &Vec<f64>) -> f64 {
     v.iter().sum()
 }
 
 par_versions!(par, |v: &[f64]| -> f64 { v.par_iter().sum() });
 
+#[allow(clippy::ptr_arg)]
 fn run(rt: &Runtime, v: &Vec<f64>) -> f64 {
     par_loop::on(rt, || seq(v), || par::heist(v), || par::rayon(v))
 }
