@@ -8,10 +8,13 @@ pub mod exponential;
 pub mod fib;
 pub mod filter_collect;
 pub mod hash_fold;
+pub mod loops;
 pub mod mandelbrot;
 pub mod matmul;
+pub mod matvec_tri;
 pub mod nqueens;
 pub mod par_loop;
+pub mod pythagoras;
 pub mod quicksort;
 pub mod range_fold;
 pub mod sparselu;
@@ -47,6 +50,13 @@ pub fn all() -> Vec<&'static dyn Bench> {
         &exponential::Exponential,
         &mandelbrot::Mandelbrot,
         &filter_collect::FilterCollect,
+        &matvec_tri::MatvecTri,
+        &pythagoras::Pythagoras,
+        &loops::Loop(loops::Shape::Fine),
+        &loops::Loop(loops::Shape::Coarse),
+        &loops::Loop(loops::Shape::Random),
+        &loops::Loop(loops::Shape::Increasing),
+        &loops::Loop(loops::Shape::Decreasing),
         &hash_fold::HashFold,
         &btree_fold::BTreeFold,
         &tiny::Tiny { outside: false },
