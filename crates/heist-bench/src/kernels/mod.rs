@@ -14,12 +14,14 @@ pub mod matmul;
 pub mod matvec_tri;
 pub mod nqueens;
 pub mod par_loop;
+pub mod par_sort;
 pub mod pythagoras;
 pub mod quicksort;
 pub mod range_fold;
 pub mod sparselu;
 pub mod sparselu_detached;
 pub mod spc;
+pub mod stddev;
 pub mod step;
 pub mod tiny;
 pub mod treerec;
@@ -46,6 +48,7 @@ pub fn all() -> Vec<&'static dyn Bench> {
         &sparselu_detached::SparseLuDetached,
         &range_fold::RangeFold,
         &array_fold::ArrayFold,
+        &stddev::StdDev,
         &step::Step,
         &exponential::Exponential,
         &mandelbrot::Mandelbrot,
@@ -57,6 +60,7 @@ pub fn all() -> Vec<&'static dyn Bench> {
         &loops::Loop(loops::Shape::Random),
         &loops::Loop(loops::Shape::Increasing),
         &loops::Loop(loops::Shape::Decreasing),
+        &par_sort::ParSort,
         &hash_fold::HashFold,
         &btree_fold::BTreeFold,
         &tiny::Tiny { outside: false },
