@@ -72,6 +72,10 @@ struct RunArgs {
     /// Collect heist's per-worker counters (needs a build with `--features stats`).
     #[arg(long)]
     stats: bool,
+    /// Print the process's peak resident memory at the end (inputs included; run one
+    /// runtime per process to compare runtimes).
+    #[arg(long)]
+    rss: bool,
 }
 
 #[derive(Args)]
@@ -216,8 +220,22 @@ fn run(a: RunArgs) -> Result<ExitCode, Fail> {
         print!("{}", harness::render_run(&report));
     }
     stats_note(a.stats, &kinds);
+    if a.rss {
+        eprintln!("peak RSS: {:.1} MiB", peak_rss_kib() as f64 / 1024.0);
+    }
     eprint!("{}", harness::render_failures(&report));
     Ok(status(report.verified()))
+}
+
+/// The peak resident set of this process so far, in KiB (Linux's `ru_maxrss`).
+fn peak_rss_kib() -> i64 {
+    // SAFETY: `getrusage` only writes the struct it is given, which is plain data.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    usage.ru_maxrss
 }
 
 fn suite(a: Common) -> Result<ExitCode, Fail> {
