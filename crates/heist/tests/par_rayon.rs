@@ -44,3 +44,19 @@ fn assert_same(theirs: &[(&str, String)], ours: &[(&str, String)], on: &str) {
         .collect();
     assert!(differ.is_empty(), "on {on}:\n{}", differ.join("\n"));
 }
+
+#[test]
+fn free_sources() {
+    use heist::prelude::*;
+    use rayon::prelude::ParallelIterator as _;
+    assert_eq!(
+        heist::iter::repeat_n(3u8, 1000).map(u64::from).sum::<u64>(),
+        rayon::iter::repeat_n(3u8, 1000).map(u64::from).sum::<u64>()
+    );
+    assert_eq!(
+        heist::iter::once(5)
+            .chain(heist::iter::empty())
+            .collect::<Vec<i32>>(),
+        vec![5]
+    );
+}

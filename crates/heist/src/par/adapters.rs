@@ -41,6 +41,16 @@ impl<'a, T: Copy + 'a> MapOp<&'a T> for CopyOp {
     }
 }
 
+pub(crate) struct UpdateOp<F>(F);
+
+impl<T, F: Fn(&mut T) + Sync + Send> MapOp<T> for UpdateOp<F> {
+    type Out = T;
+    fn call(&self, mut x: T) -> T {
+        (self.0)(&mut x);
+        x
+    }
+}
+
 pub(crate) struct InspectOp<F>(F);
 
 impl<T, F: Fn(&T) + Sync + Send> MapOp<T> for InspectOp<F> {
@@ -236,6 +246,40 @@ impl<I, F> Inspect<I, F> {
 
 map_like!(Inspect<I, F>, [I, F], s => (s.base, InspectOp(s.op)), Item = I::Item,
     where [F: Fn(&I::Item) + Sync + Send]);
+
+/// Items changed in place (see [`ParallelIterator::update`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Update<I, F> {
+    base: I,
+    op: F,
+}
+
+impl<I, F> Update<I, F> {
+    pub(crate) fn new(base: I, op: F) -> Self {
+        Update { base, op }
+    }
+}
+
+map_like!(Update<I, F>, [I, F], s => (s.base, UpdateOp(s.op)), Item = I::Item,
+    where [F: Fn(&mut I::Item) + Sync + Send]);
+
+/// Makes clones of one value, for each piece of a loop that may run anywhere (the
+/// identity of [`ParallelIterator::fold_with`]).
+pub struct CloneOf<T>(Mutex<T>);
+
+impl<T: Clone> CloneOf<T> {
+    pub(crate) fn new(value: T) -> Self {
+        CloneOf(Mutex::new(value))
+    }
+
+    /// A clone of the value; the lock is taken once per piece.
+    pub(crate) fn get(&self) -> T {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
 
 /// Clones of referenced items (see [`ParallelIterator::cloned`]).
 #[must_use = "iterator adapters are lazy"]
@@ -596,16 +640,16 @@ pub(crate) struct FoldKernel<K, ID, F> {
     f: F,
 }
 
-impl<T, U, K, ID, F> Kernel<T> for FoldKernel<K, ID, F>
+impl<T, K, ID, F> Kernel<T> for FoldKernel<K, ID, F>
 where
-    K: Kernel<U>,
-    ID: Fn() -> U + Sync,
-    F: Fn(U, T) -> U + Sync,
+    K: Kernel<ID::Out>,
+    ID: Identity,
+    F: Fn(ID::Out, T) -> ID::Out + Sync,
 {
-    type Acc = (U, K::Acc);
+    type Acc = (ID::Out, K::Acc);
     type Output = K::Output;
     fn start(&self) -> Self::Acc {
-        ((self.identity)(), self.inner.start())
+        (self.identity.make(), self.inner.start())
     }
     fn fold<I: Iterator<Item = T>>(&self, (u, acc): Self::Acc, items: I) -> Self::Acc {
         (items.fold(u, &self.f), acc)
@@ -621,15 +665,37 @@ adapter_struct!(
     Fold<I, ID, F> { identity: ID, f: F }
 );
 
-impl<I, ID, F, U> ParallelIterator for Fold<I, ID, F>
+/// The start of each piece of a `fold`: a function's result or a clone.
+pub trait Identity: Sync + Send {
+    /// What a piece starts from.
+    type Out;
+    /// A fresh start.
+    fn make(&self) -> Self::Out;
+}
+
+impl<U, ID: Fn() -> U + Sync + Send> Identity for ID {
+    type Out = U;
+    fn make(&self) -> U {
+        self()
+    }
+}
+
+impl<T: Clone + Send> Identity for CloneOf<T> {
+    type Out = T;
+    fn make(&self) -> T {
+        self.get()
+    }
+}
+
+impl<I, ID, F> ParallelIterator for Fold<I, ID, F>
 where
     I: ParallelIterator,
-    ID: Fn() -> U + Sync + Send,
-    F: Fn(U, I::Item) -> U + Sync + Send,
-    U: Send,
+    ID: Identity,
+    F: Fn(ID::Out, I::Item) -> ID::Out + Sync + Send,
+    ID::Out: Send,
 {
-    type Item = U;
-    fn drive<K: Kernel<U>>(self, inner: K) -> K::Output {
+    type Item = ID::Out;
+    fn drive<K: Kernel<ID::Out>>(self, inner: K) -> K::Output {
         self.base.drive(FoldKernel {
             inner,
             identity: self.identity,

@@ -25,8 +25,8 @@ mod try_op;
 /// protocol ([`plumbing`]).
 pub mod iter {
     pub use super::adapters::{
-        Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Flatten, FlattenIter, Fold,
-        Inspect, Map, MapInit, MapWith, PanicFuse,
+        CloneOf, Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Flatten, FlattenIter,
+        Fold, Identity, Inspect, Map, MapInit, MapWith, PanicFuse, Update,
     };
     pub use super::bridge::{IterBridge, ParallelBridge};
     #[cfg(feature = "hashbrown")]
@@ -34,7 +34,10 @@ pub mod iter {
     pub use super::collect::{FromParallelIterator, ParallelExtend};
     pub use super::indexed::{Chain, Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip};
     pub use super::maps::InPlace;
-    pub use super::sources::{DequeIter, IntoIter, Iter, IterMut, OptionIter, RangeIter};
+    pub use super::sources::{
+        empty, once, repeat_n, repeatn, DequeIter, IntoIter, Iter, IterMut, OptionIter, RangeIter,
+        RepeatN,
+    };
     pub use super::traits::{
         IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
         IntoParallelRefMutIterator, ParallelIterator,

@@ -83,6 +83,28 @@ pub trait ParallelIterator: Sized + Send {
         self.map(op).try_reduce(|| (), |(), ()| R::from_output(()))
     }
 
+    /// `try_for_each` with a clone of `init` per piece of the loop.
+    fn try_for_each_with<OP, T, R>(self, init: T, op: OP) -> R
+    where
+        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        T: Send + Clone,
+        R: Try<Output = ()> + Send,
+    {
+        self.map_with(init, op)
+            .try_reduce(|| (), |(), ()| R::from_output(()))
+    }
+
+    /// `try_for_each` with a value made by `init` once per piece of the loop.
+    fn try_for_each_init<OP, INIT, T, R>(self, init: INIT, op: OP) -> R
+    where
+        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        INIT: Fn() -> T + Sync + Send,
+        R: Try<Output = ()> + Send,
+    {
+        self.map_init(init, op)
+            .try_reduce(|| (), |(), ()| R::from_output(()))
+    }
+
     /// Applies `map_op` to each item.
     fn map<F, R>(self, map_op: F) -> Map<Self, F>
     where
@@ -229,6 +251,23 @@ pub trait ParallelIterator: Sized + Send {
         Fold::new(self, identity, fold_op)
     }
 
+    /// Folds each piece of the loop from a clone of `init`, yielding one partial per piece.
+    fn fold_with<F, T>(self, init: T, fold_op: F) -> Fold<Self, CloneOf<T>, F>
+    where
+        F: Fn(T, Self::Item) -> T + Sync + Send,
+        T: Send + Clone,
+    {
+        Fold::new(self, CloneOf::new(init), fold_op)
+    }
+
+    /// Changes each item in place through `update_op`, passing it on.
+    fn update<F>(self, update_op: F) -> Update<Self, F>
+    where
+        F: Fn(&mut Self::Item) + Sync + Send,
+    {
+        Update::new(self, update_op)
+    }
+
     /// The sum of the items.
     fn sum<S>(self) -> S
     where
@@ -342,6 +381,34 @@ pub trait ParallelIterator: Sized + Send {
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
         self.drive(FindEnd::<P, true>(predicate))
+    }
+
+    /// Some `Some` that `predicate` maps an item to, not necessarily the first; stops
+    /// early.
+    fn find_map_any<P, R>(self, predicate: P) -> Option<R>
+    where
+        P: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        self.filter_map(predicate).find_any(|_| true)
+    }
+
+    /// The first `Some` in order that `predicate` maps an item to.
+    fn find_map_first<P, R>(self, predicate: P) -> Option<R>
+    where
+        P: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        self.filter_map(predicate).find_first(|_| true)
+    }
+
+    /// The last `Some` in order that `predicate` maps an item to.
+    fn find_map_last<P, R>(self, predicate: P) -> Option<R>
+    where
+        P: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        self.filter_map(predicate).find_last(|_| true)
     }
 
     /// This iterator's items, then `chain`'s.
@@ -472,6 +539,27 @@ pub trait IndexedParallelIterator: ParallelIterator {
             .enumerate()
             .find_any(|&(_, b)| b)
             .map(|(i, _)| i)
+    }
+
+    /// The index of the last item for which `predicate` holds.
+    fn position_last<P>(self, predicate: P) -> Option<usize>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.map(predicate)
+            .enumerate()
+            .find_last(|&(_, b)| b)
+            .map(|(i, _)| i)
+    }
+
+    /// The indices of the items for which `predicate` holds, in order.
+    fn positions<P>(self, predicate: P) -> impl ParallelIterator<Item = usize>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.map(predicate)
+            .enumerate()
+            .filter_map(|(i, b)| b.then_some(i))
     }
 
     /// The index of the first item for which `predicate` holds.

@@ -148,6 +148,19 @@ pub fn all() -> Vec<(&'static str, String)> {
     ext.par_extend(v.par_iter().map(|x| x + 1));
     case!("par_extend", ext);
 
+    // Less common methods.
+    case!("fold_with", v.par_iter().fold_with(String::from("<"), |a, b| a + &b.to_string()).reduce(String::new, |a, b| a + &b).replace('<', "").len());
+    case!("update", v.par_iter().copied().update(|x| *x += 1).take(8).collect::<Vec<_>>());
+    case!("find_map_first", v.par_iter().find_map_first(|&x| (x > 990).then(|| x * 2)));
+    case!("find_map_last", v.par_iter().find_map_last(|&x| (x < 5).then(|| x + 1)));
+    case!("find_map_any", v.par_iter().find_map_any(|&x| (x == 7).then_some(x)));
+    case!("position_first/last", (v.par_iter().position_first(|&x| x == 500), v.par_iter().position_last(|&x| x == 500)));
+    case!("positions", v.par_iter().positions(|&x| x % 97 == 0).collect::<Vec<_>>());
+    let count = AtomicUsize::new(0);
+    let r: Result<(), u64> = v.par_iter().try_for_each_init(|| 1, |k, &x| { count.fetch_add(*k, Relaxed); if x < 2000 { Ok(()) } else { Err(x) } });
+    case!("try_for_each_init", (r, count.load(Relaxed)));
+    case!("try_for_each_with", (0..50u32).into_par_iter().try_for_each_with(10u32, |k, x| if x < *k + 40 { Some(()) } else { None }));
+
     // Sorts.
     let mut s1 = v.clone();
     s1.par_sort();
