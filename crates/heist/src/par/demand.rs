@@ -31,11 +31,12 @@ fn demanded(w: &Worker) -> bool {
     match r.scheduler {
         Scheduler::Lace => true,
         Scheduler::Relay => {
-            if w.owner().private_len() > 0 {
-                crate::relay::poll(w);
-                return false;
+            if w.owner().private_len() == 0 && r.infos[w.index()].channels.pending() {
+                return true;
             }
-            r.infos[w.index()].channels.pending()
+            // Private tasks go first; with nothing waiting, this lowers the gate again.
+            crate::relay::poll(w);
+            false
         }
     }
 }

@@ -159,14 +159,22 @@ impl<T: Send> ParallelSliceMut<T> for [T] {
 /// Below this many items a part is sorted sequentially.
 const SORT_LEAF: usize = 1 << 12;
 
-/// Sorts halves in parallel, then merges them with std's stable sort, which finds the
-/// two sorted runs and merges them in one linear pass (and stays panic-safe).
+/// Parts are cut down to a 64th of the input at the finest: enough to keep dozens of
+/// workers busy, while each level of cutting costs a pass over the items.
+const SORT_PARTS: usize = 64;
+
+/// Sorts `v` in parallel: stably by merging sorted halves, or unstably by quicksort.
 fn par_merge_sort<T: Send, F: Fn(&T, &T) -> Ordering + Sync>(v: &mut [T], cmp: &F, stable: bool) {
     if v.len() <= SORT_LEAF {
         leaf_sort(v, cmp, stable);
         return;
     }
-    on_worker(|w| sort_on(w, v, cmp, stable));
+    let leaf = SORT_LEAF.max(v.len() / SORT_PARTS);
+    if stable {
+        on_worker(|w| merge_sort(w, v, cmp, leaf));
+    } else {
+        on_worker(|w| quick_sort(w, v, cmp, leaf));
+    }
 }
 
 fn leaf_sort<T, F: Fn(&T, &T) -> Ordering>(v: &mut [T], cmp: &F, stable: bool) {
@@ -177,25 +185,74 @@ fn leaf_sort<T, F: Fn(&T, &T) -> Ordering>(v: &mut [T], cmp: &F, stable: bool) {
     }
 }
 
-fn sort_on<T: Send, F: Fn(&T, &T) -> Ordering + Sync>(
-    w: &Worker,
-    v: &mut [T],
-    cmp: &F,
-    stable: bool,
-) {
-    if v.len() <= SORT_LEAF {
-        leaf_sort(v, cmp, stable);
+/// Sorts halves in parallel, then merges them with std's stable sort, which finds the
+/// two sorted runs and merges them in one linear pass (and stays panic-safe).
+fn merge_sort<T: Send, F>(w: &Worker, v: &mut [T], cmp: &F, leaf: usize)
+where
+    F: Fn(&T, &T) -> Ordering + Sync,
+{
+    if v.len() <= leaf {
+        v.sort_by(cmp);
         return;
     }
     let mid = v.len() / 2;
     let (a, b) = v.split_at_mut(mid);
     w.join(
-        |w| sort_on(w, a, cmp, stable),
-        |w| sort_on(w, b, cmp, stable),
+        |w| merge_sort(w, a, cmp, leaf),
+        |w| merge_sort(w, b, cmp, leaf),
     );
     if cmp(&v[mid - 1], &v[mid]) == Ordering::Greater {
         v.sort_by(cmp);
     }
+}
+
+/// Partitions around a pivot and sorts both sides in parallel. Only swaps move items,
+/// so a panicking comparison leaves a permutation of the input.
+fn quick_sort<T: Send, F>(w: &Worker, v: &mut [T], cmp: &F, leaf: usize)
+where
+    F: Fn(&T, &T) -> Ordering + Sync,
+{
+    if v.len() <= leaf {
+        v.sort_unstable_by(cmp);
+        return;
+    }
+    let mut mid = partition(v, cmp);
+    // A lopsided cut (many equal items, or an unlucky pivot): cut at the median.
+    if mid < v.len() / 16 || mid > v.len() - v.len() / 16 {
+        mid = v.len() / 2;
+        v.select_nth_unstable_by(mid, cmp);
+    }
+    let (a, rest) = v.split_at_mut(mid);
+    let b = &mut rest[1..];
+    w.join(
+        |w| quick_sort(w, a, cmp, leaf),
+        |w| quick_sort(w, b, cmp, leaf),
+    );
+}
+
+/// Lomuto's partition around the median of the first, middle and last items: returns
+/// the pivot's place, with smaller items before it and the others after. Branch-free:
+/// every item is swapped, and the store index moves by the comparison's outcome.
+fn partition<T, F: Fn(&T, &T) -> Ordering>(v: &mut [T], cmp: &F) -> usize {
+    let (lo, mid, hi) = (0, v.len() / 2, v.len() - 1);
+    let median = {
+        let less = |i: usize, j: usize| cmp(&v[i], &v[j]) == Ordering::Less;
+        match (less(lo, mid), less(mid, hi), less(lo, hi)) {
+            (true, true, _) | (false, false, _) => mid,
+            (true, false, true) | (false, true, false) => hi,
+            _ => lo,
+        }
+    };
+    v.swap(0, median);
+    let (pivot, rest) = v.split_first_mut().expect("more than a leaf of items");
+    let mut store = 0;
+    for j in 0..rest.len() {
+        let less = cmp(&rest[j], pivot) == Ordering::Less;
+        rest.swap(store, j);
+        store += usize::from(less);
+    }
+    v.swap(0, store);
+    store
 }
 
 /// Defines a chunked slice source: its parallel iterator, producer and both traits.
