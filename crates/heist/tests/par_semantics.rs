@@ -219,3 +219,38 @@ fn a_loop_is_shared_when_a_worker_is_idle() {
         }
     });
 }
+
+#[test]
+fn a_panicking_comparison_leaves_the_items_and_the_pool() {
+    on_every_pool(|pool| {
+        let orig: Vec<String> = (0..40_000u64)
+            .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40).to_string())
+            .collect();
+        for stable in [false, true] {
+            let mut v = orig.clone();
+            let calls = AtomicUsize::new(0);
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                pool.run(|_| {
+                    let cmp = |a: &String, b: &String| {
+                        if calls.fetch_add(1, Relaxed) == 100_000 {
+                            panic!("comparison");
+                        }
+                        a.cmp(b)
+                    };
+                    if stable {
+                        v.par_sort_by(cmp)
+                    } else {
+                        v.par_sort_unstable_by(cmp)
+                    }
+                })
+            }));
+            assert!(r.is_err(), "the comparison's panic reaches the caller");
+            let (mut a, mut b) = (v.clone(), orig.clone());
+            a.sort();
+            b.sort();
+            assert_eq!(a, b, "the slice still holds every item once");
+            pool.run(|_| v.par_sort());
+            assert_eq!(v, b);
+        }
+    });
+}
