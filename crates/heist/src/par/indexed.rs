@@ -600,3 +600,102 @@ impl<A: Iterator, B: Iterator<Item = A::Item>> ChainIter<A, B> {
         }
     }
 }
+
+/// Items gathered into `Vec`s of `size`, the last possibly shorter (see
+/// [`IndexedParallelIterator::chunks`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Chunks<I> {
+    base: I,
+    size: usize,
+}
+
+impl<I> Chunks<I> {
+    pub(crate) fn new(base: I, size: usize) -> Self {
+        assert!(size != 0, "chunks: the size must not be 0");
+        Chunks { base, size }
+    }
+}
+
+indexed_drive!(Chunks<I>, Item = Vec<I::Item>, where [I: IndexedParallelIterator]);
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Chunks<I> {
+    fn len(&self) -> usize {
+        self.base.len().div_ceil(self.size)
+    }
+    fn with_producer<CB: ProducerCallback<Vec<I::Item>>>(self, cb: CB) -> CB::Output {
+        struct Cb<CB>(CB, usize);
+        impl<T, CB: ProducerCallback<Vec<T>>> ProducerCallback<T> for Cb<CB> {
+            type Output = CB::Output;
+            fn callback<P: IndexedProducer<Item = T>>(self, base: P) -> CB::Output {
+                self.0.callback(ChunksProducer { base, size: self.1 })
+            }
+        }
+        self.base.with_producer(Cb(cb, self.size))
+    }
+}
+
+struct ChunksProducer<P> {
+    base: P,
+    size: usize,
+}
+
+impl<P: IndexedProducer> Producer for ChunksProducer<P> {
+    type Item = Vec<P::Item>;
+    type IntoIter = ChunkIter<P::IntoIter>;
+    fn len(&self) -> usize {
+        self.base.len().div_ceil(self.size)
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let at = index.saturating_mul(self.size).min(self.base.len());
+        let (l, r) = self.base.split_at(at);
+        let size = self.size;
+        (
+            ChunksProducer { base: l, size },
+            ChunksProducer { base: r, size },
+        )
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        ChunkIter {
+            it: self.base.into_iter(),
+            size: self.size,
+        }
+    }
+}
+
+impl<P: IndexedProducer> IndexedProducer for ChunksProducer<P> {}
+
+/// The chunks of one block.
+pub(crate) struct ChunkIter<I> {
+    it: I,
+    size: usize,
+}
+
+impl<I: ExactSizeIterator> Iterator for ChunkIter<I> {
+    type Item = Vec<I::Item>;
+    fn next(&mut self) -> Option<Vec<I::Item>> {
+        let k = self.size.min(self.it.len());
+        (k > 0).then(|| self.it.by_ref().take(k).collect())
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.it.len().div_ceil(self.size);
+        (n, Some(n))
+    }
+}
+
+impl<I: ExactSizeIterator + DoubleEndedIterator> DoubleEndedIterator for ChunkIter<I> {
+    fn next_back(&mut self) -> Option<Vec<I::Item>> {
+        let left = self.it.len();
+        let k = match left % self.size {
+            0 => self.size.min(left),
+            r => r,
+        };
+        if k == 0 {
+            return None;
+        }
+        let mut chunk: Vec<I::Item> = self.it.by_ref().rev().take(k).collect();
+        chunk.reverse();
+        Some(chunk)
+    }
+}
+
+impl<I: ExactSizeIterator> ExactSizeIterator for ChunkIter<I> {}

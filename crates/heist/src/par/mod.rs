@@ -32,7 +32,9 @@ pub mod iter {
     #[cfg(feature = "hashbrown")]
     pub use super::buckets::Buckets;
     pub use super::collect::{FromParallelIterator, ParallelExtend};
-    pub use super::indexed::{Chain, Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip};
+    pub use super::indexed::{
+        Chain, Chunks, Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip,
+    };
     pub use super::maps::InPlace;
     pub use super::sources::{
         empty, once, repeat_n, repeatn, DequeIter, IntoIter, Iter, IterMut, OptionIter, RangeIter,

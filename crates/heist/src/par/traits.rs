@@ -497,6 +497,14 @@ pub trait IndexedParallelIterator: ParallelIterator {
         Zip::new(self, zip_op.into_par_iter())
     }
 
+    /// The items gathered into `Vec`s of `chunk_size`, the last possibly shorter.
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    fn chunks(self, chunk_size: usize) -> Chunks<Self> {
+        Chunks::new(self, chunk_size)
+    }
+
     /// The items in reverse order.
     fn rev(self) -> Rev<Self> {
         Rev::new(self)

@@ -83,6 +83,7 @@ pub fn all() -> Vec<(&'static str, String)> {
     case!("inspect", (s, seen.load(Relaxed)));
     case!("take skip", v.par_iter().skip(100).take(50).collect::<Vec<_>>());
     case!("step_by", v.par_iter().step_by(37).collect::<Vec<_>>());
+    case!("chunks", v.par_iter().chunks(333).map(|c| c.len() * 1000 + c.iter().copied().sum::<u64>() as usize).collect::<Vec<_>>());
     case!("rev", v.par_iter().rev().take(30).collect::<Vec<_>>());
     case!("flat_map", (0..50u32).into_par_iter().flat_map(|i| (0..i).into_par_iter().map(move |j| i * j)).collect::<Vec<_>>());
     case!("flat_map_iter", (0..50u32).into_par_iter().flat_map_iter(|i| (0..i).map(move |j| i + j)).collect::<Vec<_>>());
