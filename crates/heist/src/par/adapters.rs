@@ -3,10 +3,8 @@
 //! `filter`, `flat_map`, `fold`, `map_init`, ... wrap the kernel only.
 
 use super::driver::{IndexedProducer, Kernel, Producer};
-use super::traits::{
-    IndexedParallelIterator, IntoParallelIterator, ParallelIterator, ProducerCallback,
-};
-use std::sync::Mutex;
+use super::into::IntoParallelIterator;
+use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 
 /// A function applied to each item, shared by every piece of a loop.
 pub(crate) trait MapOp<T>: Sync + Send {
@@ -59,18 +57,6 @@ impl<T, F: Fn(&T) + Sync + Send> MapOp<T> for InspectOp<F> {
         (self.0)(&x);
         x
     }
-}
-
-/// The `combine` and `done` of a kernel adapter: those of its `inner` kernel.
-macro_rules! combine_and_done {
-    () => {
-        fn combine(&self, l: K::Output, r: K::Output) -> K::Output {
-            self.inner.combine(l, r)
-        }
-        fn done(&self) -> bool {
-            self.inner.done()
-        }
-    };
 }
 
 /// The kernel seen through a map.
@@ -263,24 +249,6 @@ impl<I, F> Update<I, F> {
 map_like!(Update<I, F>, [I, F], s => (s.base, UpdateOp(s.op)), Item = I::Item,
     where [F: Fn(&mut I::Item) + Sync + Send]);
 
-/// Makes clones of one value, for each piece of a loop that may run anywhere (the
-/// identity of [`ParallelIterator::fold_with`]).
-pub struct CloneOf<T>(Mutex<T>);
-
-impl<T: Clone> CloneOf<T> {
-    pub(crate) fn new(value: T) -> Self {
-        CloneOf(Mutex::new(value))
-    }
-
-    /// A clone of the value; the lock is taken once per piece.
-    pub(crate) fn get(&self) -> T {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
-    }
-}
-
 /// Clones of referenced items (see [`ParallelIterator::cloned`]).
 #[must_use = "iterator adapters are lazy"]
 pub struct Cloned<I> {
@@ -362,24 +330,6 @@ pub(crate) struct FlatMapIterKernel<K, F> {
 
 kernel_adapter!(FlatMapIterKernel, [T, SI: IntoIterator, K: Kernel<SI::Item>, F: Fn(T) -> SI + Sync],
     T = T, where [], |s, items| items.flat_map(&s.f));
-
-/// Defines a struct `$name { base, $field }` with `new`.
-macro_rules! adapter_struct {
-    ($(#[$doc:meta])* $name:ident<I, $($p:ident),*> { $($field:ident: $ty:ty),* }) => {
-        $(#[$doc])*
-        #[must_use = "iterator adapters are lazy"]
-        pub struct $name<I, $($p),*> {
-            base: I,
-            $($field: $ty,)*
-        }
-
-        impl<I, $($p),*> $name<I, $($p),*> {
-            pub(crate) fn new(base: I, $($field: $ty),*) -> Self {
-                $name { base, $($field),* }
-            }
-        }
-    };
-}
 
 adapter_struct!(
     /// The items for which a predicate holds (see [`ParallelIterator::filter`]).
@@ -546,160 +496,6 @@ where
             inner,
             f: |x: I::Item| x,
             _r: std::marker::PhantomData,
-        })
-    }
-}
-
-/// The kernel of `map_init` and `map_with`: each piece makes its own state with `init`.
-pub(crate) struct MapInitKernel<K, INIT, F> {
-    inner: K,
-    init: INIT,
-    f: F,
-}
-
-impl<T, S, R, K, INIT, F> Kernel<T> for MapInitKernel<K, INIT, F>
-where
-    K: Kernel<R>,
-    INIT: Fn() -> S + Sync,
-    F: Fn(&mut S, T) -> R + Sync,
-{
-    type Acc = (S, K::Acc);
-    type Output = K::Output;
-    fn start(&self) -> Self::Acc {
-        ((self.init)(), self.inner.start())
-    }
-    fn fold<I: Iterator<Item = T>>(&self, (mut s, acc): Self::Acc, items: I) -> Self::Acc {
-        let acc = self.inner.fold(acc, items.map(|x| (self.f)(&mut s, x)));
-        (s, acc)
-    }
-    fn finish(&self, (_, acc): Self::Acc) -> K::Output {
-        self.inner.finish(acc)
-    }
-    combine_and_done!();
-}
-
-adapter_struct!(
-    /// Items mapped with per-piece state made by a function (see
-    /// [`ParallelIterator::map_init`]).
-    MapInit<I, INIT, F> { init: INIT, f: F }
-);
-
-impl<I, INIT, F, S, R> ParallelIterator for MapInit<I, INIT, F>
-where
-    I: ParallelIterator,
-    INIT: Fn() -> S + Sync + Send,
-    F: Fn(&mut S, I::Item) -> R + Sync + Send,
-    R: Send,
-{
-    type Item = R;
-    fn drive<K: Kernel<R>>(self, inner: K) -> K::Output {
-        self.base.drive(MapInitKernel {
-            inner,
-            init: self.init,
-            f: self.f,
-        })
-    }
-}
-
-adapter_struct!(
-    /// Items mapped with a per-piece clone of a value (see [`ParallelIterator::map_with`]).
-    MapWith<I, S, F> { init: S, f: F }
-);
-
-impl<I, S, F, R> ParallelIterator for MapWith<I, S, F>
-where
-    I: ParallelIterator,
-    S: Send + Clone,
-    F: Fn(&mut S, I::Item) -> R + Sync + Send,
-    R: Send,
-{
-    type Item = R;
-    fn drive<K: Kernel<R>>(self, inner: K) -> K::Output {
-        // Pieces run anywhere; the value to clone is shared through a lock, taken once
-        // per piece.
-        let proto = Mutex::new(self.init);
-        let init = || {
-            proto
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .clone()
-        };
-        self.base.drive(MapInitKernel {
-            inner,
-            init,
-            f: self.f,
-        })
-    }
-}
-
-/// The kernel of `fold`: each piece folds its items from `identity()` and passes the
-/// one partial on to the inner kernel when it ends.
-pub(crate) struct FoldKernel<K, ID, F> {
-    inner: K,
-    identity: ID,
-    f: F,
-}
-
-impl<T, K, ID, F> Kernel<T> for FoldKernel<K, ID, F>
-where
-    K: Kernel<ID::Out>,
-    ID: Identity,
-    F: Fn(ID::Out, T) -> ID::Out + Sync,
-{
-    type Acc = (ID::Out, K::Acc);
-    type Output = K::Output;
-    fn start(&self) -> Self::Acc {
-        (self.identity.make(), self.inner.start())
-    }
-    fn fold<I: Iterator<Item = T>>(&self, (u, acc): Self::Acc, items: I) -> Self::Acc {
-        (items.fold(u, &self.f), acc)
-    }
-    fn finish(&self, (u, acc): Self::Acc) -> K::Output {
-        self.inner.finish(self.inner.fold(acc, std::iter::once(u)))
-    }
-    combine_and_done!();
-}
-
-adapter_struct!(
-    /// One fold per piece of the loop (see [`ParallelIterator::fold`]).
-    Fold<I, ID, F> { identity: ID, f: F }
-);
-
-/// The start of each piece of a `fold`: a function's result or a clone.
-pub trait Identity: Sync + Send {
-    /// What a piece starts from.
-    type Out;
-    /// A fresh start.
-    fn make(&self) -> Self::Out;
-}
-
-impl<U, ID: Fn() -> U + Sync + Send> Identity for ID {
-    type Out = U;
-    fn make(&self) -> U {
-        self()
-    }
-}
-
-impl<T: Clone + Send> Identity for CloneOf<T> {
-    type Out = T;
-    fn make(&self) -> T {
-        self.get()
-    }
-}
-
-impl<I, ID, F> ParallelIterator for Fold<I, ID, F>
-where
-    I: ParallelIterator,
-    ID: Identity,
-    F: Fn(ID::Out, I::Item) -> ID::Out + Sync + Send,
-    ID::Out: Send,
-{
-    type Item = ID::Out;
-    fn drive<K: Kernel<ID::Out>>(self, inner: K) -> K::Output {
-        self.base.drive(FoldKernel {
-            inner,
-            identity: self.identity,
-            f: self.f,
         })
     }
 }

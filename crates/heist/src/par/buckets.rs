@@ -4,7 +4,8 @@
 //! in order, skipping the empty ones. No copy, no walk.
 
 use super::driver::{bridge, Kernel, Producer};
-use super::traits::{IntoParallelIterator, ParallelIterator};
+use super::into::IntoParallelIterator;
+use super::traits::ParallelIterator;
 use hashbrown::HashTable;
 
 /// A parallel iterator over the entries of a `HashTable`, in bucket order.

@@ -3,8 +3,9 @@
 //! `ParallelExtend`).
 
 use super::driver::Kernel;
+use super::into::IntoParallelIterator;
 use super::kernels::{concat, Pieces, VecList};
-use super::traits::{IntoParallelIterator, ParallelIterator};
+use super::traits::ParallelIterator;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
 use std::hash::{BuildHasher, Hash};

@@ -7,7 +7,8 @@
 //! the owner never walks for it.
 
 use super::driver::{bridge, Kernel, Producer};
-use super::traits::{IntoParallelIterator, ParallelIterator};
+use super::into::IntoParallelIterator;
+use super::traits::ParallelIterator;
 use std::collections::{btree_map, btree_set, hash_map, hash_set};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 

@@ -5,16 +5,23 @@
 //! Data Structures: batch growth, kernels, per-structure splitting). No grain size to
 //! choose.
 
+#[macro_use]
+mod macros;
+
 mod adapters;
 mod bridge;
 #[cfg(feature = "hashbrown")]
 mod buckets;
+mod chain;
 mod collect;
 mod demand;
 mod driver;
 mod indexed;
+mod into;
 mod kernels;
 mod maps;
+mod more_sources;
+mod per_piece;
 mod slices;
 mod sources;
 mod strings;
@@ -25,25 +32,23 @@ mod try_op;
 /// protocol ([`plumbing`]).
 pub mod iter {
     pub use super::adapters::{
-        CloneOf, Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Flatten, FlattenIter,
-        Fold, Identity, Inspect, Map, MapInit, MapWith, PanicFuse, Update,
+        Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Flatten, FlattenIter, Inspect,
+        Map, PanicFuse, Update,
     };
     pub use super::bridge::{IterBridge, ParallelBridge};
     #[cfg(feature = "hashbrown")]
     pub use super::buckets::Buckets;
+    pub use super::chain::Chain;
     pub use super::collect::{FromParallelIterator, ParallelExtend};
-    pub use super::indexed::{
-        Chain, Chunks, Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip,
+    pub use super::indexed::{Chunks, Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip};
+    pub use super::into::{
+        IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
     };
     pub use super::maps::InPlace;
-    pub use super::sources::{
-        empty, once, repeat_n, repeatn, DequeIter, IntoIter, Iter, IterMut, OptionIter, RangeIter,
-        RepeatN,
-    };
-    pub use super::traits::{
-        IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
-        IntoParallelRefMutIterator, ParallelIterator,
-    };
+    pub use super::more_sources::{empty, once, repeat_n, repeatn, DequeIter, OptionIter, RepeatN};
+    pub use super::per_piece::{CloneOf, Fold, Identity, MapInit, MapWith};
+    pub use super::sources::{IntoIter, Iter, IterMut, RangeIter};
+    pub use super::traits::{IndexedParallelIterator, ParallelIterator};
     pub use super::try_op::Try;
 
     /// The loop driver's protocol, for making one's own collections parallel.
@@ -71,10 +76,10 @@ pub mod str {
 pub mod prelude {
     pub use super::bridge::ParallelBridge;
     pub use super::collect::{FromParallelIterator, ParallelExtend};
+    pub use super::into::{
+        IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
+    };
     pub use super::slices::{ParallelSlice, ParallelSliceMut};
     pub use super::strings::ParallelString;
-    pub use super::traits::{
-        IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
-        IntoParallelRefMutIterator, ParallelIterator,
-    };
+    pub use super::traits::{IndexedParallelIterator, ParallelIterator};
 }

@@ -3,12 +3,15 @@
 //! loop driver runs (see `driver.rs`); every adapter wraps the kernel or the producer.
 
 use super::adapters::*;
+use super::chain::Chain;
 use super::collect::{FromParallelIterator, ParallelExtend};
 use super::driver::{bridge, IndexedProducer, Kernel};
 use super::indexed::*;
+use super::into::IntoParallelIterator;
 use super::kernels::{
     self, Count, FindAny, FindEnd, ForEach, ProductOf, Reduce, ReduceWith, SumOf, TryReduce,
 };
+use super::per_piece::{CloneOf, Fold, MapInit, MapWith};
 use super::try_op::Try;
 use std::cmp::Ordering;
 use std::iter::{Product, Sum};
@@ -579,65 +582,5 @@ pub trait IndexedParallelIterator: ParallelIterator {
             .enumerate()
             .find_first(|&(_, b)| b)
             .map(|(i, _)| i)
-    }
-}
-
-/// Conversion into a parallel iterator (rayon's `IntoParallelIterator`).
-pub trait IntoParallelIterator {
-    /// The iterator.
-    type Iter: ParallelIterator<Item = Self::Item>;
-    /// Its items.
-    type Item: Send;
-    /// Converts.
-    fn into_par_iter(self) -> Self::Iter;
-}
-
-impl<T: ParallelIterator> IntoParallelIterator for T {
-    type Iter = T;
-    type Item = T::Item;
-    fn into_par_iter(self) -> T {
-        self
-    }
-}
-
-/// `par_iter()` over a borrowed collection (rayon's `IntoParallelRefIterator`).
-pub trait IntoParallelRefIterator<'data> {
-    /// The iterator.
-    type Iter: ParallelIterator<Item = Self::Item>;
-    /// Its items, usually `&'data T`.
-    type Item: Send + 'data;
-    /// A parallel iterator over references to the items.
-    fn par_iter(&'data self) -> Self::Iter;
-}
-
-impl<'data, I: 'data + ?Sized> IntoParallelRefIterator<'data> for I
-where
-    &'data I: IntoParallelIterator,
-{
-    type Iter = <&'data I as IntoParallelIterator>::Iter;
-    type Item = <&'data I as IntoParallelIterator>::Item;
-    fn par_iter(&'data self) -> Self::Iter {
-        self.into_par_iter()
-    }
-}
-
-/// `par_iter_mut()` over a borrowed collection (rayon's `IntoParallelRefMutIterator`).
-pub trait IntoParallelRefMutIterator<'data> {
-    /// The iterator.
-    type Iter: ParallelIterator<Item = Self::Item>;
-    /// Its items, usually `&'data mut T`.
-    type Item: Send + 'data;
-    /// A parallel iterator over mutable references to the items.
-    fn par_iter_mut(&'data mut self) -> Self::Iter;
-}
-
-impl<'data, I: 'data + ?Sized> IntoParallelRefMutIterator<'data> for I
-where
-    &'data mut I: IntoParallelIterator,
-{
-    type Iter = <&'data mut I as IntoParallelIterator>::Iter;
-    type Item = <&'data mut I as IntoParallelIterator>::Item;
-    fn par_iter_mut(&'data mut self) -> Self::Iter {
-        self.into_par_iter()
     }
 }
