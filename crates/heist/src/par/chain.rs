@@ -2,6 +2,7 @@
 //! producer that cuts either part; two unindexed ones run one loop after the other.
 
 use super::driver::{IndexedProducer, Kernel, Producer};
+use super::indexed::{with_producers, PairCallback};
 use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 use std::iter::Fuse;
 
@@ -43,31 +44,18 @@ where
         self.a.len() + self.b.len()
     }
     fn with_producer<CB: ProducerCallback<A::Item>>(self, cb: CB) -> CB::Output {
-        struct CbA<CB, B> {
-            cb: CB,
-            b: B,
-        }
-        impl<T, CB: ProducerCallback<T>, B: IndexedParallelIterator<Item = T>> ProducerCallback<T>
-            for CbA<CB, B>
-        {
+        struct Cb<CB>(CB);
+        impl<T, CB: ProducerCallback<T>> PairCallback<T, T> for Cb<CB> {
             type Output = CB::Output;
-            fn callback<PA: IndexedProducer<Item = T>>(self, a: PA) -> CB::Output {
-                self.b.with_producer(CbB { cb: self.cb, a })
+            fn callback<PA, PB>(self, a: PA, b: PB) -> CB::Output
+            where
+                PA: IndexedProducer<Item = T>,
+                PB: IndexedProducer<Item = T>,
+            {
+                self.0.callback(ChainProducer { a, b })
             }
         }
-        struct CbB<CB, PA> {
-            cb: CB,
-            a: PA,
-        }
-        impl<T, CB: ProducerCallback<T>, PA: IndexedProducer<Item = T>> ProducerCallback<T>
-            for CbB<CB, PA>
-        {
-            type Output = CB::Output;
-            fn callback<PB: IndexedProducer<Item = T>>(self, b: PB) -> CB::Output {
-                self.cb.callback(ChainProducer { a: self.a, b })
-            }
-        }
-        self.a.with_producer(CbA { cb, b: self.b })
+        with_producers(self.a, self.b, Cb(cb))
     }
 }
 

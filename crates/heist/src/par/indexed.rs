@@ -114,39 +114,69 @@ impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIter
         self.a.len().min(self.b.len())
     }
     fn with_producer<CB: ProducerCallback<(A::Item, B::Item)>>(self, cb: CB) -> CB::Output {
-        struct CbA<CB, B> {
-            cb: CB,
-            b: B,
-        }
-        impl<TA, CB, B> ProducerCallback<TA> for CbA<CB, B>
-        where
-            B: IndexedParallelIterator,
-            CB: ProducerCallback<(TA, B::Item)>,
-        {
+        struct Cb<CB>(CB);
+        impl<TA, TB, CB: ProducerCallback<(TA, TB)>> PairCallback<TA, TB> for Cb<CB> {
             type Output = CB::Output;
-            fn callback<PA: IndexedProducer<Item = TA>>(self, a: PA) -> CB::Output {
-                self.b.with_producer(CbB { cb: self.cb, a })
-            }
-        }
-        struct CbB<CB, PA> {
-            cb: CB,
-            a: PA,
-        }
-        impl<TB, CB, PA> ProducerCallback<TB> for CbB<CB, PA>
-        where
-            PA: IndexedProducer,
-            CB: ProducerCallback<(PA::Item, TB)>,
-        {
-            type Output = CB::Output;
-            fn callback<PB: IndexedProducer<Item = TB>>(self, b: PB) -> CB::Output {
-                let n = self.a.len().min(b.len());
-                let (a, _) = self.a.split_at(n);
+            fn callback<PA, PB>(self, a: PA, b: PB) -> CB::Output
+            where
+                PA: IndexedProducer<Item = TA>,
+                PB: IndexedProducer<Item = TB>,
+            {
+                let n = a.len().min(b.len());
+                let (a, _) = a.split_at(n);
                 let (b, _) = b.split_at(n);
-                self.cb.callback(ZipProducer { a, b })
+                self.0.callback(ZipProducer { a, b })
             }
         }
-        self.a.with_producer(CbA { cb, b: self.b })
+        with_producers(self.a, self.b, Cb(cb))
     }
+}
+
+/// Receives the producers of two indexed iterators (see [`with_producers`]).
+pub(crate) trait PairCallback<TA, TB> {
+    type Output;
+    fn callback<PA, PB>(self, a: PA, b: PB) -> Self::Output
+    where
+        PA: IndexedProducer<Item = TA>,
+        PB: IndexedProducer<Item = TB>;
+}
+
+/// Hands the producers of `a` and `b` to `cb` (for `zip` and `chain`).
+pub(crate) fn with_producers<A, B, CB>(a: A, b: B, cb: CB) -> CB::Output
+where
+    A: IndexedParallelIterator,
+    B: IndexedParallelIterator,
+    CB: PairCallback<A::Item, B::Item>,
+{
+    struct First<CB, B> {
+        cb: CB,
+        b: B,
+    }
+    impl<TA, CB, B> ProducerCallback<TA> for First<CB, B>
+    where
+        B: IndexedParallelIterator,
+        CB: PairCallback<TA, B::Item>,
+    {
+        type Output = CB::Output;
+        fn callback<PA: IndexedProducer<Item = TA>>(self, a: PA) -> CB::Output {
+            self.b.with_producer(Second { cb: self.cb, a })
+        }
+    }
+    struct Second<CB, PA> {
+        cb: CB,
+        a: PA,
+    }
+    impl<TB, CB, PA> ProducerCallback<TB> for Second<CB, PA>
+    where
+        PA: IndexedProducer,
+        CB: PairCallback<PA::Item, TB>,
+    {
+        type Output = CB::Output;
+        fn callback<PB: IndexedProducer<Item = TB>>(self, b: PB) -> CB::Output {
+            self.cb.callback(self.a, b)
+        }
+    }
+    a.with_producer(First { cb, b })
 }
 
 struct ZipProducer<A, B> {
