@@ -29,7 +29,7 @@ mod traits;
 mod try_op;
 
 /// Parallel iterators: the traits, the adapter and source types, and the driver's
-/// protocol ([`plumbing`]).
+/// protocol ([`iter::plumbing`](crate::iter::plumbing)).
 pub mod iter {
     pub use super::adapters::{
         Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Flatten, FlattenIter, Inspect,
