@@ -63,6 +63,31 @@
 //! assert_eq!(a + b, 3);
 //! ```
 //!
+//! # Parallel iterators
+//!
+//! rayon's iterator API, under rayon's names: a rayon program moves by changing
+//! `use rayon::prelude::*` to `use heist::prelude::*`. A loop is one task that its
+//! worker folds in growing blocks and splits only when an idle worker asks, so there is
+//! no grain size to choose; it runs on the current worker, or on the global pool.
+//!
+//! ```
+//! use heist::prelude::*;
+//!
+//! let v: Vec<f64> = (1..=1000).map(f64::from).collect();
+//! let s: f64 = v.par_iter().map(|x| x.sqrt()).sum();
+//! assert!((s - v.iter().map(|x| x.sqrt()).sum::<f64>()).abs() < 1e-9);
+//!
+//! let pool = heist::Pool::builder().workers(2).build()?;
+//! let words = ["split", " ", "only", " ", "on", " ", "demand"];
+//! let line = pool.run(|_| words.par_iter().map(|w| w.to_string()).reduce(String::new, |a, b| a + &b));
+//! assert_eq!(line, "split only on demand");
+//!
+//! let mut big: Vec<u32> = (0..10_000).rev().collect();
+//! big.par_sort_unstable();
+//! assert!(big.windows(2).all(|w| w[0] <= w[1]));
+//! # Ok::<(), heist::BuildError>(())
+//! ```
+//!
 //! # Panics
 //!
 //! A panic in a task reaches whoever joins it (after the sibling task has finished), and
@@ -89,6 +114,7 @@ mod latch;
 mod loom_latch;
 #[cfg(all(test, loom))]
 mod loom_sleep;
+mod par;
 mod pool;
 mod relay;
 mod scope;
@@ -104,6 +130,7 @@ pub use compat::{
     ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
 };
 pub use future::{Future, Futures};
+pub use par::{iter, prelude, slice, str};
 pub use pool::{global, BuildError, Pool, PoolBuilder, Scheduler, MAX_DEQUE_CAPACITY};
 pub use scope::{scope, Scope};
 pub use stats::WorkerStats;
