@@ -68,6 +68,7 @@ mod future;
 mod lace;
 mod latch;
 mod pool;
+mod reduce;
 mod relay;
 mod scope;
 mod sleep;
@@ -78,6 +79,7 @@ mod worker;
 
 pub use future::{Future, Futures};
 pub use pool::{global, BuildError, Pool, PoolBuilder, Scheduler, MAX_DEQUE_CAPACITY};
+pub use reduce::ReduceCtx;
 pub use scope::{scope, Scope};
 pub use stats::WorkerStats;
 pub use worker::Worker;

@@ -535,6 +535,9 @@ impl Worker {
             self.busy(|| unsafe { job.execute(self) });
             return true;
         }
+        if crate::reduce::help(self) {
+            return true;
+        }
         if self.steal_random() {
             stat!(self.counters(), steals);
             if r.sleep.has_sleepers() {
