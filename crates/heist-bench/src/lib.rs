@@ -7,5 +7,6 @@ pub mod fork;
 pub mod harness;
 pub mod idle;
 pub mod kernels;
+pub mod reduction;
 pub mod runtime;
 pub mod spawn;

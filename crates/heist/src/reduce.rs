@@ -30,7 +30,6 @@ use crate::sleep::{SPIN_ROUNDS, YIELD_ROUNDS};
 use crate::worker::Worker;
 use std::any::Any;
 use std::cell::{Cell, UnsafeCell};
-use std::collections::VecDeque;
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
@@ -49,8 +48,6 @@ const TIER_BUDGET: [u32; 3] = [6, 4, 2];
 const SAME_SOCKET: usize = 1;
 /// Victims whose load is sampled per steal round (Blaze's 4-sample probe).
 const SAMPLES: usize = 4;
-/// Loads are published on every change below this length, then every `PUBLISH`-th.
-const PUBLISH: usize = 8;
 
 const RUNNING: u8 = 0;
 const FINISHED: u8 = 1;
@@ -79,23 +76,46 @@ fn budget(load: usize, avg: usize, tier: usize) -> u32 {
     (base * TIER_BUDGET[tier]).div_ceil(TIER_BUDGET[SAME_SOCKET])
 }
 
-/// One worker's part of a reduction.
+/// Keeps what one side writes often off the cache lines the other side reads.
 #[repr(align(128))]
+struct Padded<X>(X);
+
+/// The outcome of a steal round.
+enum Steal {
+    Taken,
+    /// Loads were seen, but no task was had within the budgets.
+    Failed,
+    /// Every sampled victim looked empty.
+    NoneSeen,
+}
+
+/// One worker's part of a reduction.
 struct Lane<T> {
-    /// `FREE`, `IN` while its worker takes part, `LEFT` after.
-    state: AtomicU8,
-    /// Raised by a thief: the owner should move work into `shared`.
-    hungry: AtomicBool,
-    /// Tasks in the private and shared queues (published now and then).
-    load: AtomicUsize,
+    /// Written by the owner on every task, read only by termination checks.
+    counts: Padded<Counts>,
+    /// Read by thieves as they choose and ask.
+    offer: Padded<Offer>,
+    shared: Padded<Mutex<Vec<T>>>,
+    /// Owner only, while `offer.state` is `IN`; the newest task last.
+    private: UnsafeCell<Vec<T>>,
+}
+
+struct Counts {
     /// Tasks pushed by this lane's worker.
     made: AtomicU64,
     /// Tasks run to completion by this lane's worker.
     done: AtomicU64,
-    shared: Mutex<VecDeque<T>>,
+}
+
+struct Offer {
+    /// `FREE`, `IN` while its worker takes part, `LEFT` after.
+    state: AtomicU8,
+    /// Raised by a thief: the owner should move work into `shared`.
+    hungry: AtomicBool,
+    /// Tasks in the private queue (published now and then).
+    load: AtomicUsize,
+    /// Tasks in `shared`.
     shared_len: AtomicUsize,
-    /// Owner only, while `state` is `IN`.
-    private: UnsafeCell<VecDeque<T>>,
 }
 
 /// A worker's accumulator: written by it as it leaves, read by the caller after every
@@ -106,14 +126,18 @@ struct Acc<R>(UnsafeCell<Option<R>>);
 impl<T> Lane<T> {
     fn new() -> Self {
         Lane {
-            state: AtomicU8::new(FREE),
-            hungry: AtomicBool::new(false),
-            load: AtomicUsize::new(0),
-            made: AtomicU64::new(0),
-            done: AtomicU64::new(0),
-            shared: Mutex::new(VecDeque::new()),
-            shared_len: AtomicUsize::new(0),
-            private: UnsafeCell::new(VecDeque::new()),
+            counts: Padded(Counts {
+                made: AtomicU64::new(0),
+                done: AtomicU64::new(0),
+            }),
+            offer: Padded(Offer {
+                state: AtomicU8::new(FREE),
+                hungry: AtomicBool::new(false),
+                load: AtomicUsize::new(0),
+                shared_len: AtomicUsize::new(0),
+            }),
+            shared: Padded(Mutex::new(Vec::new())),
+            private: UnsafeCell::new(Vec::new()),
         }
     }
 }
@@ -138,7 +162,7 @@ impl<T> ReduceCtx<'_, T> {
     /// their owner pushes, pops or polls, so a long task that pushes early and then
     /// computes for a while should call this now and then.
     pub fn poll(&self) {
-        if self.owner.lane.hungry.load(Relaxed) && self.owner.with(|q| !q.is_empty()) {
+        if self.owner.lane.offer.0.hungry.load(Relaxed) && self.owner.with(|q| !q.is_empty()) {
             self.owner.donate();
         }
     }
@@ -159,28 +183,37 @@ impl<T> Owner<'_, T> {
     /// Runs `f` on the private queue. `f` must not run user code that could reach this
     /// owner again (only task drops run inside, and they cannot reach it).
     #[inline(always)]
-    fn with<X>(&self, f: impl FnOnce(&mut VecDeque<T>) -> X) -> X {
+    fn with<X>(&self, f: impl FnOnce(&mut Vec<T>) -> X) -> X {
         // SAFETY: only the owner, on its own thread, touches `private` while its lane is
         // `IN` (`Owner` is neither `Send` nor `Sync`), and no caller re-enters `with`
         // inside `f`, so this is the only reference.
         f(unsafe { &mut *self.lane.private.get() })
     }
 
+    /// Publishes the queue length when it reaches a power of two or zero: thieves see
+    /// the load within a factor of two without a store on every push and pop.
     #[inline(always)]
     fn publish_load(&self, len: usize) {
-        if len < PUBLISH || len.is_multiple_of(PUBLISH) {
-            self.lane.load.store(len, Relaxed);
+        if len & len.wrapping_sub(1) == 0 {
+            self.lane.offer.0.load.store(len, Relaxed);
         }
+    }
+
+    /// Publishes the pushes counted so far; before any of them can reach a thief and
+    /// before the completion of the task that made them.
+    #[inline(always)]
+    fn publish_made(&self) {
+        self.lane.counts.0.made.store(self.made.get(), Release);
     }
 
     #[inline]
     fn pop(&self) -> Option<T> {
-        if self.lane.hungry.load(Relaxed) && self.with(|q| q.len() >= 2) {
-            self.donate();
-        }
-        match self.with(|q| q.pop_back().map(|t| (t, q.len()))) {
+        match self.with(|q| q.pop().map(|t| (t, q.len()))) {
             Some((t, len)) => {
                 self.publish_load(len);
+                if self.lane.offer.0.hungry.load(Relaxed) && len > 0 {
+                    self.donate();
+                }
                 Some(t)
             }
             None => self.reclaim(),
@@ -190,47 +223,44 @@ impl<T> Owner<'_, T> {
     /// Moves the older half of the private queue into the shared part for thieves.
     #[cold]
     fn donate(&self) {
-        let mut shared = lock(&self.lane.shared);
+        self.publish_made();
+        let mut shared = lock(&self.lane.shared.0);
         let left = self.with(|q| {
             shared.extend(q.drain(..q.len().div_ceil(2)));
             q.len()
         });
-        self.lane.shared_len.store(shared.len(), Release);
-        self.lane.hungry.store(false, Relaxed);
-        self.lane.load.store(left + shared.len(), Relaxed);
+        self.lane.offer.0.shared_len.store(shared.len(), Release);
+        self.lane.offer.0.hungry.store(false, Relaxed);
+        self.lane.offer.0.load.store(left + shared.len(), Relaxed);
     }
 
     /// Takes back what no thief took from the shared part.
     #[cold]
     fn reclaim(&self) -> Option<T> {
-        if self.lane.shared_len.load(Acquire) == 0 {
-            self.lane.load.store(0, Relaxed);
+        if self.lane.offer.0.shared_len.load(Acquire) == 0 {
+            self.lane.offer.0.load.store(0, Relaxed);
             return None;
         }
-        let mut shared = lock(&self.lane.shared);
+        let mut shared = lock(&self.lane.shared.0);
         let (t, len) = self.with(|q| {
             q.extend(shared.drain(..));
-            (q.pop_back(), q.len())
+            (q.pop(), q.len())
         });
-        self.lane.shared_len.store(0, Release);
+        self.lane.offer.0.shared_len.store(0, Release);
         drop(shared);
-        self.lane.load.store(len, Relaxed);
+        self.lane.offer.0.load.store(len, Relaxed);
         t
     }
 
     #[inline]
     fn push(&self, task: T) {
         let len = self.with(|q| {
-            q.push_back(task);
+            q.push(task);
             q.len()
         });
-        let m = self.made.get() + 1;
-        self.made.set(m);
-        // Release: a thief that runs this task (through the shared part's mutex) and a
-        // checker that reads this lane's `made` after that thief's `done` see it counted.
-        self.lane.made.store(m, Release);
+        self.made.set(self.made.get() + 1);
         self.publish_load(len);
-        if self.lane.hungry.load(Relaxed) && len >= 2 {
+        if self.lane.offer.0.hungry.load(Relaxed) && len >= 2 {
             self.donate();
         }
     }
@@ -277,7 +307,7 @@ where
         let lane = &self.lanes[w.index()];
         let owner = Owner {
             lane,
-            made: Cell::new(lane.made.load(Relaxed)),
+            made: Cell::new(lane.counts.0.made.load(Relaxed)),
         };
         let mut acc = None;
         match panic::catch_unwind(AssertUnwindSafe(|| self.work(w, &owner, &mut acc))) {
@@ -295,32 +325,44 @@ where
     fn work(&self, w: &Worker, owner: &Owner<'_, T>, acc: &mut Option<R>) {
         let ctx = ReduceCtx { worker: w, owner };
         let lane = owner.lane;
-        let mut done = lane.done.load(Relaxed);
+        let mut done = lane.counts.0.done.load(Relaxed);
         let mut idle = 0u32;
         loop {
-            while let Some(t) = owner.pop() {
-                let r = (self.f)(&ctx, t);
-                let a = match acc.take() {
-                    Some(a) => a,
-                    None => (self.identity)(),
-                };
-                *acc = Some((self.op)(a, r));
-                done += 1;
-                // Release: the pushes this task made are counted before its completion.
-                lane.done.store(done, Release);
-                if self.phase.load(Relaxed) != RUNNING {
-                    return;
+            if let Some(mut t) = owner.pop() {
+                // `identity` once per worker: at its first task.
+                let mut a = acc.take().unwrap_or_else(&self.identity);
+                loop {
+                    let r = (self.f)(&ctx, t);
+                    a = (self.op)(a, r);
+                    done += 1;
+                    // The pushes this task made are counted before its completion.
+                    owner.publish_made();
+                    lane.counts.0.done.store(done, Release);
+                    if self.phase.load(Relaxed) != RUNNING {
+                        *acc = Some(a);
+                        return;
+                    }
+                    match owner.pop() {
+                        Some(next) => t = next,
+                        None => break,
+                    }
                 }
+                *acc = Some(a);
                 idle = 0;
             }
             if self.phase.load(Acquire) != RUNNING {
                 return;
             }
-            if self.steal(w, owner) {
-                idle = 0;
-                continue;
-            }
-            if self.ended() {
+            let seen = match self.steal(w, owner) {
+                Steal::Taken => {
+                    idle = 0;
+                    continue;
+                }
+                Steal::Failed => true,
+                Steal::NoneSeen => false,
+            };
+            // Work in sight keeps the counters of busy workers unread.
+            if !seen && self.ended() {
                 self.phase
                     .compare_exchange(RUNNING, FINISHED, AcqRel, Relaxed)
                     .ok();
@@ -337,17 +379,25 @@ where
     /// never exceeds the second, and equal sums mean that at some instant between the
     /// two scans no task was queued or running; none can appear after that.
     fn ended(&self) -> bool {
-        let done: u64 = self.lanes.iter().map(|l| l.done.load(Acquire)).sum();
-        let made: u64 = self.lanes.iter().map(|l| l.made.load(Acquire)).sum();
+        let done: u64 = self
+            .lanes
+            .iter()
+            .map(|l| l.counts.0.done.load(Acquire))
+            .sum();
+        let made: u64 = self
+            .lanes
+            .iter()
+            .map(|l| l.counts.0.made.load(Acquire))
+            .sum();
         done == made
     }
 
     /// One steal round: sampled victims, richest first, each tried up to its budget.
-    fn steal(&self, w: &Worker, owner: &Owner<'_, T>) -> bool {
+    fn steal(&self, w: &Worker, owner: &Owner<'_, T>) -> Steal {
         let n = self.lanes.len();
         let me = w.index();
         if n == 1 {
-            return false;
+            return Steal::NoneSeen;
         }
         let mut picks = [(0usize, 0usize); SAMPLES];
         let k = (n - 1).min(SAMPLES);
@@ -362,32 +412,42 @@ where
                 v += 1;
             }
             let l = &self.lanes[v];
-            *p = (l.load.load(Relaxed) + l.shared_len.load(Relaxed), v);
+            *p = (
+                l.offer.0.load.load(Relaxed) + l.offer.0.shared_len.load(Relaxed),
+                v,
+            );
         }
         let picks = &mut picks[..k];
         picks.sort_unstable_by_key(|p| std::cmp::Reverse(p.0));
-        let avg = picks.iter().map(|p| p.0).sum::<usize>() / k;
+        let total = picks.iter().map(|p| p.0).sum::<usize>();
+        if total == 0 {
+            return Steal::NoneSeen;
+        }
+        let avg = total / k;
         for &(load, v) in picks.iter() {
             let victim = &self.lanes[v];
             for attempt in 0..budget(load, avg, tier(me, v)) {
                 if self.take_from(victim, owner) {
-                    return true;
+                    return Steal::Taken;
                 }
-                victim.hungry.store(true, Relaxed);
+                let hungry = &victim.offer.0.hungry;
+                if !hungry.load(Relaxed) {
+                    hungry.store(true, Relaxed);
+                }
                 for _ in 0..(16u32 << attempt.min(6)) {
                     std::hint::spin_loop();
                 }
             }
         }
-        false
+        Steal::Failed
     }
 
     /// Takes half of `victim`'s shared part (at least one task) into this worker's queue.
     fn take_from(&self, victim: &Lane<T>, owner: &Owner<'_, T>) -> bool {
-        if victim.shared_len.load(Acquire) == 0 {
+        if victim.offer.0.shared_len.load(Acquire) == 0 {
             return false;
         }
-        let Ok(mut shared) = victim.shared.try_lock() else {
+        let Ok(mut shared) = victim.shared.0.try_lock() else {
             return false;
         };
         let k = shared.len().div_ceil(2);
@@ -395,9 +455,9 @@ where
             q.extend(shared.drain(..k));
             q.len()
         });
-        victim.shared_len.store(shared.len(), Release);
+        victim.offer.0.shared_len.store(shared.len(), Release);
         drop(shared);
-        owner.lane.load.store(len, Relaxed);
+        owner.lane.offer.0.load.store(len, Relaxed);
         k > 0
     }
 
@@ -428,6 +488,8 @@ where
         }
         let lane = &self.lanes[me];
         if lane
+            .offer
+            .0
             .state
             .compare_exchange(FREE, IN, Acquire, Relaxed)
             .is_err()
@@ -440,7 +502,7 @@ where
 
     fn help(&self, w: &Worker) {
         self.participate(w);
-        self.lanes[w.index()].state.store(LEFT, Relaxed);
+        self.lanes[w.index()].offer.0.state.store(LEFT, Relaxed);
         // Release: the caller reads this lane's `acc` after seeing no helpers left.
         self.helpers.fetch_sub(1, Release);
     }
@@ -528,8 +590,8 @@ fn drop_quietly<V>(v: V) {
 }
 
 /// Drops every task in `q`, each once, also when some drops panic.
-fn drain<T>(q: &mut VecDeque<T>) {
-    while let Some(t) = q.pop_front() {
+fn drain<T>(q: &mut Vec<T>) {
+    while let Some(t) = q.pop() {
         drop_quietly(t);
     }
 }
@@ -582,11 +644,11 @@ impl Worker {
             f,
         };
         let lane = &red.lanes[self.index()];
-        lane.state.store(IN, Relaxed);
+        lane.offer.0.state.store(IN, Relaxed);
         // SAFETY: the lane is this worker's, and no helper can enter it (`IN`).
-        unsafe { (*lane.private.get()).push_back(root) };
-        lane.made.store(1, Relaxed);
-        lane.load.store(1, Relaxed);
+        unsafe { (*lane.private.get()).push(root) };
+        lane.counts.0.made.store(1, Relaxed);
+        lane.offer.0.load.store(1, Relaxed);
         if n > 1 {
             let erased: *const (dyn Participate + '_) = &red;
             // SAFETY: only the lifetime is erased; `Unpost` keeps the reduction off the
@@ -611,7 +673,7 @@ impl Worker {
         }
         // Every helper has left: the lanes are the caller's alone.
         for l in red.lanes.iter() {
-            drain(&mut lock(&l.shared));
+            drain(&mut lock(&l.shared.0));
         }
         if let Some(p) = lock(&red.panic).take() {
             panic::resume_unwind(p);

@@ -6,6 +6,7 @@ pub mod fib;
 pub mod matmul;
 pub mod nqueens;
 pub mod quicksort;
+pub mod reduce_fib;
 pub mod sparselu;
 pub mod sparselu_detached;
 pub mod spc;
@@ -31,6 +32,7 @@ pub fn all() -> Vec<&'static dyn Bench> {
         &bpc::Bpc,
         &treerec_futures::TreeRecFutures,
         &sparselu_detached::SparseLuDetached,
+        &reduce_fib::ReduceFib,
     ]
 }
 
