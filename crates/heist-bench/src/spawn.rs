@@ -76,7 +76,7 @@ pub trait ScopeTask<'s>: Send {
 
 /// Whether scopes can be expressed on `kind` (everywhere but chili, which has no spawn).
 pub fn supports_scope(kind: RuntimeKind) -> bool {
-    kind != RuntimeKind::Chili
+    kind != RuntimeKind::Chili && !kind.reductions_only()
 }
 
 /// Runs `task` in a scope on `rt` and returns its result once every task spawned in the

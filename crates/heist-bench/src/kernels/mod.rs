@@ -2,11 +2,16 @@
 
 pub mod bpc;
 pub mod cilksort;
+pub mod dot;
 pub mod fib;
+pub mod knapsack;
 pub mod matmul;
 pub mod nqueens;
+pub mod pi;
 pub mod quicksort;
 pub mod reduce_fib;
+pub mod reduce_nqueens;
+pub mod reduce_uts;
 pub mod sparselu;
 pub mod sparselu_detached;
 pub mod spc;
@@ -33,6 +38,11 @@ pub fn all() -> Vec<&'static dyn Bench> {
         &treerec_futures::TreeRecFutures,
         &sparselu_detached::SparseLuDetached,
         &reduce_fib::ReduceFib,
+        &reduce_nqueens::ReduceNQueens,
+        &reduce_uts::ReduceUts,
+        &pi::Pi,
+        &knapsack::Knapsack,
+        &dot::Dot,
     ]
 }
 
