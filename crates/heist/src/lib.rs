@@ -75,6 +75,7 @@ mod sleep;
 mod stats;
 mod sync;
 mod task;
+mod team;
 mod worker;
 
 pub use future::{Future, Futures};
@@ -82,6 +83,7 @@ pub use pool::{global, BuildError, Pool, PoolBuilder, Scheduler, MAX_DEQUE_CAPAC
 pub use reduce::ReduceCtx;
 pub use scope::{scope, Scope};
 pub use stats::WorkerStats;
+pub use team::{Team, TeamError};
 pub use worker::Worker;
 
 /// Whether this build counts events (the `stats` feature).

@@ -369,6 +369,8 @@ where
                 return;
             }
             w.poll();
+            // A team that needs this worker must not wait for the reduction to end.
+            crate::team::serve(w);
             idle += 1;
             back_off(idle);
         }
@@ -581,7 +583,7 @@ fn back_off(idle: u32) {
 
 /// Drops `v`; a panic in its drop is swallowed (and that panic's payload leaked if
 /// dropping it panics too), so a failing drop cannot abort the reduction's clean-up.
-fn drop_quietly<V>(v: V) {
+pub(crate) fn drop_quietly<V>(v: V) {
     if let Err(p) = panic::catch_unwind(AssertUnwindSafe(move || drop(v))) {
         if let Err(q) = panic::catch_unwind(AssertUnwindSafe(move || drop(p))) {
             mem::forget(q);

@@ -469,6 +469,9 @@ impl Worker {
 
     /// Spins, then yields, then sleeps (bounded by `timeout`, or until woken).
     fn back_off(&self, idle: u32, timeout: Option<Duration>) {
+        if crate::team::serve(self) {
+            return;
+        }
         if idle < SPIN_ROUNDS {
             for _ in 0..(1 << (idle / 16).min(6)) {
                 std::hint::spin_loop();
