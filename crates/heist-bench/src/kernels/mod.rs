@@ -6,6 +6,7 @@ pub mod dot;
 pub mod fib;
 pub mod knapsack;
 pub mod matmul;
+pub mod mixed_quicksort;
 pub mod nqueens;
 pub mod pi;
 pub mod quicksort;
@@ -43,6 +44,7 @@ pub fn all() -> Vec<&'static dyn Bench> {
         &pi::Pi,
         &knapsack::Knapsack,
         &dot::Dot,
+        &mixed_quicksort::MixedQuicksort,
     ]
 }
 
