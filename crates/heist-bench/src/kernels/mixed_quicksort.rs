@@ -197,8 +197,7 @@ fn partition_by(a: &mut [u32], v: u32) -> usize {
     let mut k = 0;
     for i in 0..a.len() {
         let x = a[i];
-        a[i] = a[k];
-        a[k] = x;
+        a.swap(i, k);
         k += usize::from(x <= v);
     }
     k
