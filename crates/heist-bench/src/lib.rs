@@ -10,3 +10,4 @@ pub mod kernels;
 pub mod reduction;
 pub mod runtime;
 pub mod spawn;
+pub mod teams;

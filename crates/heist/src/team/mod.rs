@@ -29,7 +29,7 @@ mod word;
 mod loom_tests;
 
 use crate::pool::{lock, Pool};
-use crate::sleep::{SPIN_ROUNDS, YIELD_ROUNDS};
+use crate::sleep::SPIN_ROUNDS;
 use crate::worker::Worker;
 use std::any::Any;
 use std::cell::UnsafeCell;
@@ -42,7 +42,7 @@ use std::time::Duration;
 use word::{Reg, Word};
 
 /// Idle rounds a member of a persisting team waits for the next task before it leaves.
-const LINGER: u32 = SPIN_ROUNDS + YIELD_ROUNDS + 200;
+const LINGER: u32 = SPIN_ROUNDS + TEAM_YIELDS + 100;
 /// Idle rounds between a waiting coordinator's wake-ups of sleepers.
 const REWAKE: u32 = 64;
 
@@ -159,7 +159,7 @@ impl Barrier {
             idle += 1;
             if idle < SPIN_ROUNDS * 4 {
                 std::hint::spin_loop();
-            } else if idle < SPIN_ROUNDS * 4 + YIELD_ROUNDS {
+            } else if idle < SPIN_ROUNDS * 4 + TEAM_YIELDS {
                 std::thread::yield_now();
             } else {
                 let guard = lock(&self.lock);
@@ -345,13 +345,17 @@ fn member(w: &Worker, teams: &Teams, mut c: usize) {
     slot.coord.store(me, Release);
 }
 
-/// Spins, then yields, then naps.
+/// Rounds a waiting coordinator or member yields before it naps: a team forms within
+/// microseconds once its workers are up, and a nap costs tens of them.
+const TEAM_YIELDS: u32 = 2048;
+
+/// Spins, then yields, then naps (so that 16 workers on 2 cores still progress).
 fn back_off(idle: u32) {
     if idle < SPIN_ROUNDS {
         for _ in 0..(1u32 << (idle / 16).min(6)) {
             std::hint::spin_loop();
         }
-    } else if idle < SPIN_ROUNDS + YIELD_ROUNDS {
+    } else if idle < SPIN_ROUNDS + TEAM_YIELDS {
         std::thread::yield_now();
     } else {
         std::thread::sleep(Duration::from_micros(20));
