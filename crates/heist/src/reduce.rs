@@ -177,6 +177,7 @@ impl<T> ReduceCtx<'_, T> {
 struct Owner<'a, T> {
     lane: &'a Lane<T>,
     made: Cell<u64>,
+    done: Cell<u64>,
 }
 
 impl<T> Owner<'_, T> {
@@ -199,11 +200,13 @@ impl<T> Owner<'_, T> {
         }
     }
 
-    /// Publishes the pushes counted so far; before any of them can reach a thief and
-    /// before the completion of the task that made them.
-    #[inline(always)]
-    fn publish_made(&self) {
+    /// Publishes the counts. Called before tasks are handed to thieves and whenever the
+    /// private queue runs dry, never per task: the termination test needs only that a
+    /// task's pushes are published no later than its completion, and before any of them
+    /// can reach a thief.
+    fn publish(&self) {
         self.lane.counts.0.made.store(self.made.get(), Release);
+        self.lane.counts.0.done.store(self.done.get(), Release);
     }
 
     #[inline]
@@ -223,7 +226,7 @@ impl<T> Owner<'_, T> {
     /// Moves the older half of the private queue into the shared part for thieves.
     #[cold]
     fn donate(&self) {
-        self.publish_made();
+        self.publish();
         let mut shared = lock(&self.lane.shared.0);
         let left = self.with(|q| {
             shared.extend(q.drain(..q.len().div_ceil(2)));
@@ -308,6 +311,7 @@ where
         let owner = Owner {
             lane,
             made: Cell::new(lane.counts.0.made.load(Relaxed)),
+            done: Cell::new(lane.counts.0.done.load(Relaxed)),
         };
         let mut acc = None;
         match panic::catch_unwind(AssertUnwindSafe(|| self.work(w, &owner, &mut acc))) {
@@ -324,8 +328,6 @@ where
 
     fn work(&self, w: &Worker, owner: &Owner<'_, T>, acc: &mut Option<R>) {
         let ctx = ReduceCtx { worker: w, owner };
-        let lane = owner.lane;
-        let mut done = lane.counts.0.done.load(Relaxed);
         let mut idle = 0u32;
         loop {
             if let Some(mut t) = owner.pop() {
@@ -334,10 +336,7 @@ where
                 loop {
                     let r = (self.f)(&ctx, t);
                     a = (self.op)(a, r);
-                    done += 1;
-                    // The pushes this task made are counted before its completion.
-                    owner.publish_made();
-                    lane.counts.0.done.store(done, Release);
+                    owner.done.set(owner.done.get() + 1);
                     if self.phase.load(Relaxed) != RUNNING {
                         *acc = Some(a);
                         return;
@@ -350,6 +349,7 @@ where
                 *acc = Some(a);
                 idle = 0;
             }
+            owner.publish();
             if self.phase.load(Acquire) != RUNNING {
                 return;
             }
@@ -376,10 +376,11 @@ where
         }
     }
 
-    /// Blaze's termination test: all `done` counters, then all `made` counters. A done
-    /// task's push was counted before its completion was published, so the first sum
-    /// never exceeds the second, and equal sums mean that at some instant between the
-    /// two scans no task was queued or running; none can appear after that.
+    /// Blaze's termination test: all `done` counters, then all `made` counters. Every
+    /// completion read in the first scan has its task's push in the second (published
+    /// with it or before the task left its maker), so equal sums mean every published
+    /// push is a published completion. Then nothing runs: the pushes of a published
+    /// completion are published, so by induction from the root every task is among them.
     fn ended(&self) -> bool {
         let done: u64 = self
             .lanes

@@ -151,7 +151,7 @@ fn consecutive_teams_of_one_size_and_of_mixed_sizes() {
 fn two_whole_pool_teams_joined_survive_many_runs() {
     each_pool(600, |pool| {
         let p = pool.workers();
-        let runs = if p <= 3 { 300 } else { 40 };
+        let runs = if p <= 3 { 100 } else { 20 };
         for _ in 0..runs {
             let (a, b) = pool.run(|w| {
                 w.join(
