@@ -525,7 +525,7 @@ impl Worker {
     }
 
     /// Runs one job from this worker's own list, the injector, or another worker.
-    fn find_work(&self) -> bool {
+    pub(crate) fn find_work(&self) -> bool {
         // Relay: a request that came while this worker ran heap jobs (which neither push
         // nor pop) is answered before the next one, not once the list is empty.
         self.poll();

@@ -286,45 +286,85 @@ impl Shared {
     }
 
     /// One member's neutralisation: pairs of left and right blocks until none is free.
+    /// A block is scanned once, without branches, for the offsets of its misplaced
+    /// elements (above the pivot on the left, not above it on the right); pairs of
+    /// misplaced elements are then swapped, as in BlockQuicksort.
     fn neutralise(&self) {
-        let (mut l, mut r) = (None, None);
-        let (mut i, mut j) = (0, 0);
+        let mut l = Side::new(true);
+        let mut r = Side::new(false);
         loop {
-            if l.is_none() {
-                l = self.claim(true);
-                i = 0;
+            if !l.ready(self) || !r.ready(self) {
+                break;
             }
-            if r.is_none() {
-                r = self.claim(false);
-                j = 0;
-            }
-            let (Some(lb), Some(rb)) = (l, r) else { break };
+            let m = l.left().min(r.left());
             // SAFETY: both blocks were claimed by this member, and they differ.
-            let (x, y) = unsafe { (self.block(lb), self.block(rb)) };
-            loop {
-                while i < BLOCK && x[i] <= self.v {
-                    i += 1;
-                }
-                while j < BLOCK && y[j] > self.v {
-                    j += 1;
-                }
-                if i == BLOCK || j == BLOCK {
-                    break;
-                }
+            let (x, y) = unsafe { (self.block(l.block), self.block(r.block)) };
+            for k in 0..m {
+                let (i, j) = (l.offsets[l.pos + k] as usize, r.offsets[r.pos + k] as usize);
                 std::mem::swap(&mut x[i], &mut y[j]);
-                i += 1;
-                j += 1;
             }
-            if i == BLOCK {
-                l = None;
-            }
-            if j == BLOCK {
-                r = None;
-            }
+            l.pos += m;
+            r.pos += m;
         }
         let mut u = self.unfinished.lock().unwrap_or_else(|e| e.into_inner());
-        u.extend(l.map(|b| (true, b)));
-        u.extend(r.map(|b| (false, b)));
+        u.extend(l.unfinished().map(|b| (true, b)));
+        u.extend(r.unfinished().map(|b| (false, b)));
+    }
+}
+
+/// A member's current block on one side and its misplaced elements not yet swapped.
+struct Side {
+    from_left: bool,
+    /// The block, valid while `claimed`.
+    block: usize,
+    claimed: bool,
+    offsets: Box<[u16; BLOCK]>,
+    pos: usize,
+    len: usize,
+}
+
+impl Side {
+    fn new(from_left: bool) -> Side {
+        Side {
+            from_left,
+            block: 0,
+            claimed: false,
+            offsets: Box::new([0; BLOCK]),
+            pos: 0,
+            len: 0,
+        }
+    }
+
+    fn left(&self) -> usize {
+        self.len - self.pos
+    }
+
+    /// Whether a block with misplaced elements left is at hand, claiming and scanning
+    /// blocks as needed (a block with none is done at once).
+    fn ready(&mut self, s: &Shared) -> bool {
+        while !self.claimed || self.left() == 0 {
+            let Some(b) = s.claim(self.from_left) else {
+                self.claimed = self.claimed && self.left() > 0;
+                return false;
+            };
+            self.block = b;
+            self.claimed = true;
+            // SAFETY: claimed just now by this member; only read here.
+            let x = unsafe { s.block(b) };
+            let mut n = 0;
+            for (i, &e) in x.iter().enumerate() {
+                self.offsets[n] = i as u16;
+                n += usize::from((e > s.v) == self.from_left);
+            }
+            self.pos = 0;
+            self.len = n;
+        }
+        true
+    }
+
+    /// The block left with misplaced elements, if any.
+    fn unfinished(&self) -> Option<usize> {
+        (self.claimed && self.left() > 0).then_some(self.block)
     }
 }
 

@@ -41,8 +41,12 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 use word::{Reg, Word};
 
-/// Idle rounds a member of a persisting team waits for the next task before it leaves.
-const LINGER: u32 = SPIN_ROUNDS + TEAM_YIELDS + 100;
+/// Idle rounds a member of a persisting team spins for the next task before it leaves:
+/// a few microseconds, enough for a coordinator that asks again right away (the next
+/// task of the same size), short enough that the member soon steals again otherwise.
+const LINGER: u32 = SPIN_ROUNDS;
+/// Idle rounds between a waiting coordinator's attempts to help with other work.
+const HELP_EVERY: u32 = 32;
 /// Idle rounds between a waiting coordinator's wake-ups of sleepers.
 const REWAKE: u32 = 64;
 
@@ -551,6 +555,14 @@ impl Worker {
                     break;
                 }
                 idle += 1;
+                if idle > SPIN_ROUNDS && idle.is_multiple_of(HELP_EVERY) {
+                    // Help while the team gathers (the paper's waiting threads steal):
+                    // the request is withdrawn meanwhile, so that a stolen task may form
+                    // teams of its own here, and is made again afterwards.
+                    word.revoke();
+                    self.find_work();
+                    break;
+                }
                 if idle.is_multiple_of(REWAKE) && self.registry().sleep.has_sleepers() {
                     self.registry().sleep.wake_all();
                 }
