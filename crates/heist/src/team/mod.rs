@@ -555,10 +555,11 @@ impl Worker {
                     break;
                 }
                 idle += 1;
-                if idle > SPIN_ROUNDS && idle.is_multiple_of(HELP_EVERY) {
-                    // Help while the team gathers (the paper's waiting threads steal):
-                    // the request is withdrawn meanwhile, so that a stolen task may form
-                    // teams of its own here, and is made again afterwards.
+                if reg.a == 1 && idle > SPIN_ROUNDS && idle.is_multiple_of(HELP_EVERY) {
+                    // Help while nobody has come (the paper's waiting threads steal): the
+                    // request is withdrawn meanwhile, so that a stolen task may form
+                    // teams of its own here, and is made again afterwards. Once someone
+                    // registered, the team is gathering and the request stays.
                     word.revoke();
                     self.find_work();
                     break;
