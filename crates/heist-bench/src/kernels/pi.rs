@@ -1,6 +1,7 @@
 //! pi: π by adaptive trapezoidal quadrature of 4·√(1−x²) on [0, 1] (Blaze-Tasks §2.1,
-//! Fig. 7). A segment is halved while the two halves' estimate differs from its own by
-//! 3·step·tolerance or more; the slope diverges at x = 1, so the work is very skewed.
+//! Fig. 7): as in Blaze, √(1−x²) is integrated and the area multiplied by 4. A segment
+//! is halved while the two halves' estimate differs from its own by 3·step·tolerance or
+//! more; the slope diverges at x = 1, so the work is very skewed.
 //! A task pushes its left half and goes on with the right; a finished segment yields
 //! its area and a count of one. The run is checked against the sequential run made when
 //! the instance is built: the same segment count (the splitting of a segment does not
@@ -66,7 +67,7 @@ struct Segment {
 }
 
 fn circle(x: f64) -> f64 {
-    4.0 * (1.0 - x * x).max(0.0).sqrt()
+    (1.0 - x * x).max(0.0).sqrt()
 }
 
 fn trapezoid(low: f64, step: f64) -> f64 {
@@ -75,7 +76,7 @@ fn trapezoid(low: f64, step: f64) -> f64 {
 
 struct PiRun {
     tol: f64,
-    /// π and the segment count of the sequential run.
+    /// The area (π/4) and the segment count of the sequential run.
     expected: (f64, u64),
     result: Option<(f64, u64)>,
 }
@@ -152,8 +153,9 @@ impl Instance for PiRun {
     }
 
     fn verify(&self) -> Result<(), String> {
-        let (pi, segments) = self.result.ok_or("pi: not run")?;
-        let (want, want_segments) = self.expected;
+        let (area, segments) = self.result.ok_or("pi: not run")?;
+        let (pi, want) = (4.0 * area, 4.0 * self.expected.0);
+        let want_segments = self.expected.1;
         if segments != want_segments {
             return Err(format!(
                 "pi: {segments} segments, the sequential run has {want_segments}"
