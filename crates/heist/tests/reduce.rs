@@ -2,34 +2,16 @@
 //! re-raised with every task dropped once, unordered ops, nesting; both schedulers, pools
 //! of 1, 2, 3, 5, 8 and 16 workers, each test under a timeout.
 
-use heist::{Pool, Scheduler};
+use heist::Pool;
 use std::collections::HashSet;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::{mpsc, Mutex};
+use std::sync::Mutex;
 use std::thread;
 use std::time::Duration;
 
-const SIZES: [usize; 6] = [1, 2, 3, 5, 8, 16];
-
-/// Runs `f` on a fresh pool of every size and scheduler, failing after `secs` seconds.
-fn each_pool(secs: u64, f: fn(&Pool)) {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        for s in [Scheduler::Lace, Scheduler::Relay] {
-            for n in SIZES {
-                let pool = Pool::builder().workers(n).scheduler(s).build().unwrap();
-                f(&pool);
-            }
-        }
-        tx.send(()).unwrap();
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(()) => {}
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("timed out after {secs} s"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the test thread panicked"),
-    }
-}
+mod reduce_team_pools;
+use reduce_team_pools::each_pool;
 
 /// fib(n) as the number of leaves with value 1 (Blaze's formulation).
 fn fib_tasks(pool: &Pool, n: u64) -> u64 {

@@ -2,33 +2,14 @@
 //! from scopes, detached tasks and outside the pool; both schedulers, pools of 1, 2, 3,
 //! 5, 8 and 16 workers, each test under a timeout.
 
-use heist::{Pool, Scheduler, TeamError};
+use heist::{Pool, TeamError};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::mpsc;
 use std::thread;
-use std::time::Duration;
 
-const SIZES: [usize; 6] = [1, 2, 3, 5, 8, 16];
-
-/// Runs `f` on a fresh pool of every size and scheduler, failing after `secs` seconds.
-fn each_pool(secs: u64, f: fn(&Pool)) {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        for s in [Scheduler::Lace, Scheduler::Relay] {
-            for n in SIZES {
-                let pool = Pool::builder().workers(n).scheduler(s).build().unwrap();
-                f(&pool);
-            }
-        }
-        tx.send(()).unwrap();
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(()) => {}
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("timed out after {secs} s"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the test thread panicked"),
-    }
-}
+mod reduce_team_pools;
+use reduce_team_pools::each_pool;
 
 /// Every size from 1 to the pool's.
 fn team_sizes(pool: &Pool) -> std::ops::RangeInclusive<usize> {
