@@ -27,13 +27,14 @@
 
 use crate::pool::{lock, Pool};
 use crate::sleep::{SPIN_ROUNDS, YIELD_ROUNDS};
+use crate::sync::AtomicU64;
 use crate::worker::Worker;
 use std::any::Any;
 use std::cell::{Cell, UnsafeCell};
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -107,6 +108,33 @@ struct Counts {
     done: AtomicU64,
 }
 
+impl Counts {
+    fn new() -> Counts {
+        Counts {
+            made: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+        }
+    }
+
+    /// Publishes a worker's counts: `made` first, so that a checker that sees a
+    /// completion also sees the pushes of that task.
+    fn publish(&self, made: u64, done: u64) {
+        self.made.store(made, Release);
+        self.done.store(done, Release);
+    }
+}
+
+/// Blaze's termination test: all `done` counters, then all `made` counters. Every
+/// completion read in the first scan has its task's push in the second (published with
+/// it or before the task left its maker), so equal sums mean every published push is a
+/// published completion. Then nothing runs: the pushes of a published completion are
+/// published, so by induction from the root every task is among them.
+fn ended<'a>(counts: impl Iterator<Item = &'a Counts> + Clone) -> bool {
+    let done: u64 = counts.clone().map(|c| c.done.load(Acquire)).sum();
+    let made: u64 = counts.map(|c| c.made.load(Acquire)).sum();
+    done == made
+}
+
 struct Offer {
     /// `FREE`, `IN` while its worker takes part, `LEFT` after.
     state: AtomicU8,
@@ -126,10 +154,7 @@ struct Acc<R>(UnsafeCell<Option<R>>);
 impl<T> Lane<T> {
     fn new() -> Self {
         Lane {
-            counts: Padded(Counts {
-                made: AtomicU64::new(0),
-                done: AtomicU64::new(0),
-            }),
+            counts: Padded(Counts::new()),
             offer: Padded(Offer {
                 state: AtomicU8::new(FREE),
                 hungry: AtomicBool::new(false),
@@ -205,8 +230,7 @@ impl<T> Owner<'_, T> {
     /// task's pushes are published no later than its completion, and before any of them
     /// can reach a thief.
     fn publish(&self) {
-        self.lane.counts.0.made.store(self.made.get(), Release);
-        self.lane.counts.0.done.store(self.done.get(), Release);
+        self.lane.counts.0.publish(self.made.get(), self.done.get());
     }
 
     #[inline]
@@ -376,23 +400,8 @@ where
         }
     }
 
-    /// Blaze's termination test: all `done` counters, then all `made` counters. Every
-    /// completion read in the first scan has its task's push in the second (published
-    /// with it or before the task left its maker), so equal sums mean every published
-    /// push is a published completion. Then nothing runs: the pushes of a published
-    /// completion are published, so by induction from the root every task is among them.
     fn ended(&self) -> bool {
-        let done: u64 = self
-            .lanes
-            .iter()
-            .map(|l| l.counts.0.done.load(Acquire))
-            .sum();
-        let made: u64 = self
-            .lanes
-            .iter()
-            .map(|l| l.counts.0.made.load(Acquire))
-            .sum();
-        done == made
+        ended(self.lanes.iter().map(|l| &l.counts.0))
     }
 
     /// One steal round: sampled victims, richest first, each tried up to its budget.
@@ -568,6 +577,10 @@ impl Drop for Unpost<'_> {
         }
     }
 }
+
+#[cfg(all(test, loom))]
+#[path = "reduce_loom.rs"]
+mod loom_tests;
 
 /// Spins, then yields, then naps: a worker inside a reduction waits for work or the end.
 fn back_off(idle: u32) {
