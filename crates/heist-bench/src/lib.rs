@@ -7,5 +7,7 @@ pub mod fork;
 pub mod harness;
 pub mod idle;
 pub mod kernels;
+pub mod reduction;
 pub mod runtime;
 pub mod spawn;
+pub mod teams;

@@ -35,6 +35,24 @@ enum Cmd {
     Idle(IdleArgs),
     /// Measures the latency of heist's task barrier against a counter barrier.
     Barrier(BarrierArgs),
+    /// Measures team formation (partner asleep, team persisting) and the team barrier.
+    Teams(TeamsArgs),
+}
+
+#[derive(Args)]
+struct TeamsArgs {
+    /// Worker threads of each pool.
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
+    /// Timed samples per variant.
+    #[arg(long, default_value_t = 200)]
+    samples: usize,
+    /// Pause before each fresh formation, in milliseconds.
+    #[arg(long, default_value_t = 20)]
+    pause_ms: u64,
+    /// Print JSON on stdout.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Options shared by `run` and `suite`.
@@ -162,6 +180,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         Cmd::Suite(a) => suite(a),
         Cmd::Idle(a) => idle_cmd(a),
         Cmd::Barrier(a) => barrier_cmd(a),
+        Cmd::Teams(a) => teams_cmd(a),
     };
     res.unwrap_or_else(|e| {
         eprintln!("heist-bench: error: {e}");
@@ -306,6 +325,17 @@ fn barrier_cmd(a: BarrierArgs) -> Result<ExitCode, Fail> {
         println!("{}", to_json(&r));
     } else {
         print!("{}", barrier::render(&r));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn teams_cmd(a: TeamsArgs) -> Result<ExitCode, Fail> {
+    let rows =
+        heist_bench::teams::measure(a.workers, a.samples, Duration::from_millis(a.pause_ms))?;
+    if a.json {
+        println!("{}", to_json(&rows));
+    } else {
+        print!("{}", heist_bench::teams::render(&rows));
     }
     Ok(ExitCode::SUCCESS)
 }

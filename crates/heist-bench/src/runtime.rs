@@ -22,16 +22,23 @@ pub enum RuntimeKind {
     Rayon,
     /// chili's pool.
     Chili,
+    /// heist (default scheduler) running the `join` version of a reduction kernel.
+    HeistJoin,
+    /// rayon's `scope` plus per-thread accumulators from the `thread_local` crate, the
+    /// way rayon users write a reduction over tasks.
+    RayonTls,
 }
 
 impl RuntimeKind {
     /// Every runtime, in the order the harness interleaves them.
-    pub const ALL: [RuntimeKind; 5] = [
+    pub const ALL: [RuntimeKind; 7] = [
         RuntimeKind::Seq,
         RuntimeKind::HeistLace,
         RuntimeKind::HeistRelay,
         RuntimeKind::Rayon,
         RuntimeKind::Chili,
+        RuntimeKind::HeistJoin,
+        RuntimeKind::RayonTls,
     ];
 
     /// The name used on the command line and in reports.
@@ -42,7 +49,15 @@ impl RuntimeKind {
             RuntimeKind::HeistRelay => "heist-relay",
             RuntimeKind::Rayon => "rayon",
             RuntimeKind::Chili => "chili",
+            RuntimeKind::HeistJoin => "heist-join",
+            RuntimeKind::RayonTls => "rayon-tls",
         }
+    }
+
+    /// Whether only the reduction kernels run on it (`heist-join`, `rayon-tls`): the
+    /// other kernels do not list these runtimes unless they opt in.
+    pub fn reductions_only(self) -> bool {
+        matches!(self, RuntimeKind::HeistJoin | RuntimeKind::RayonTls)
     }
 }
 
@@ -106,11 +121,11 @@ impl Runtime {
     pub fn start(kind: RuntimeKind, workers: usize, pin: bool) -> Result<Runtime, String> {
         let engine = match kind {
             RuntimeKind::Seq => Engine::Seq,
-            RuntimeKind::HeistLace | RuntimeKind::HeistRelay => {
-                let scheduler = if kind == RuntimeKind::HeistLace {
-                    heist::Scheduler::Lace
-                } else {
+            RuntimeKind::HeistLace | RuntimeKind::HeistRelay | RuntimeKind::HeistJoin => {
+                let scheduler = if kind == RuntimeKind::HeistRelay {
                     heist::Scheduler::Relay
+                } else {
+                    heist::Scheduler::Lace
                 };
                 let pool = heist::Pool::builder()
                     .workers(workers)
@@ -121,7 +136,7 @@ impl Runtime {
                     .map_err(|e| format!("{kind}: {e:?}"))?;
                 Engine::Heist(pool)
             }
-            RuntimeKind::Rayon => Engine::Rayon(
+            RuntimeKind::Rayon | RuntimeKind::RayonTls => Engine::Rayon(
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(workers)
                     .stack_size(STACK_SIZE)
@@ -172,6 +187,14 @@ impl Runtime {
             Engine::Heist(pool) => pool.run(|_| f()),
             Engine::Rayon(pool) => pool.install(f),
             Engine::Seq | Engine::Chili(_) => f(),
+        }
+    }
+
+    /// The rayon pool behind a rayon runtime.
+    pub fn rayon_pool(&self) -> Option<&rayon::ThreadPool> {
+        match &self.engine {
+            Engine::Rayon(p) => Some(p),
+            _ => None,
         }
     }
 

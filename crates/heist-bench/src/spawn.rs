@@ -76,7 +76,7 @@ pub trait ScopeTask<'s>: Send {
 
 /// Whether scopes can be expressed on `kind` (everywhere but chili, which has no spawn).
 pub fn supports_scope(kind: RuntimeKind) -> bool {
-    kind != RuntimeKind::Chili
+    kind != RuntimeKind::Chili && !kind.reductions_only()
 }
 
 /// Runs `task` in a scope on `rt` and returns its result once every task spawned in the
@@ -88,13 +88,15 @@ pub fn supports_scope(kind: RuntimeKind) -> bool {
 pub fn exec_scope<'s, T: ScopeTask<'s>>(rt: &Runtime, task: T) -> T::Output {
     match rt.kind() {
         RuntimeKind::Seq => task.call(&SeqScope),
-        RuntimeKind::HeistLace | RuntimeKind::HeistRelay => {
+        RuntimeKind::HeistLace | RuntimeKind::HeistRelay | RuntimeKind::HeistJoin => {
             let pool = rt.heist_pool().expect("a heist runtime has a heist pool");
             pool.run(|w| w.scope(|s| task.call(s)))
         }
         // `exec` runs the closure inside the rayon pool's `install`, so `rayon::scope`
         // runs on that pool.
-        RuntimeKind::Rayon => rt.exec(Entered(move || rayon::scope(|s| task.call(s)))),
+        RuntimeKind::Rayon | RuntimeKind::RayonTls => {
+            rt.exec(Entered(move || rayon::scope(|s| task.call(s))))
+        }
         RuntimeKind::Chili => panic!("chili has no spawn: spawn-style kernels cannot run on it"),
     }
 }
@@ -221,6 +223,12 @@ pub fn exec_detached<T: DetachTask>(rt: &Runtime, rayon_cx: RayonDetach, task: T
         }
         RuntimeKind::Rayon => rt.exec(Entered(move || task.call(&rayon_cx))),
         RuntimeKind::Chili => panic!("chili has no spawn: detached kernels cannot run on it"),
+        RuntimeKind::HeistJoin | RuntimeKind::RayonTls => {
+            unreachable!(
+                "{} runs only the reduction kernels (Bench::supports)",
+                rt.kind()
+            )
+        }
     }
 }
 

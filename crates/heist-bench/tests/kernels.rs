@@ -13,6 +13,8 @@ const CONFIGS: &[(RuntimeKind, &[usize])] = &[
     (RuntimeKind::HeistRelay, &[1, 2, 4]),
     (RuntimeKind::Rayon, &[2]),
     (RuntimeKind::Chili, &[2]),
+    (RuntimeKind::HeistJoin, &[2]),
+    (RuntimeKind::RayonTls, &[2]),
 ];
 
 /// Builds `bench` at its test size and runs it twice on `rt`, resetting before each run.
@@ -69,6 +71,16 @@ fn rayon() {
 #[test]
 fn chili() {
     check_runtime(RuntimeKind::Chili);
+}
+
+#[test]
+fn heist_join() {
+    check_runtime(RuntimeKind::HeistJoin);
+}
+
+#[test]
+fn rayon_tls() {
+    check_runtime(RuntimeKind::RayonTls);
 }
 
 #[test]

@@ -116,12 +116,14 @@ mod loom_latch;
 mod loom_sleep;
 mod par;
 mod pool;
+mod reduce;
 mod relay;
 mod scope;
 mod sleep;
 mod stats;
 mod sync;
 mod task;
+mod team;
 mod worker;
 
 pub use compat::{
@@ -132,8 +134,10 @@ pub use compat::{
 pub use future::{Future, Futures};
 pub use par::{iter, prelude, slice, str};
 pub use pool::{global, BuildError, Pool, PoolBuilder, Scheduler, MAX_DEQUE_CAPACITY};
+pub use reduce::ReduceCtx;
 pub use scope::{scope, Scope};
 pub use stats::WorkerStats;
+pub use team::{Team, TeamError};
 pub use worker::Worker;
 
 /// Whether this build counts events (the `stats` feature).

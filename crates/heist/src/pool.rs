@@ -279,6 +279,7 @@ pub(crate) struct Registry {
     /// job list stops being empty. A worker that began backing off before the last bump
     /// may ask at once.
     pub(crate) news: AtomicU64,
+    pub(crate) teams: crate::team::Teams,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -311,6 +312,7 @@ impl Registry {
             detached: Default::default(),
             barriers: Default::default(),
             news: AtomicU64::new(0),
+            teams: crate::team::Teams::new(workers),
         }
     }
 

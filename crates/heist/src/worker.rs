@@ -511,6 +511,9 @@ impl Worker {
     /// what the caller waits for: the sleep's last look checks it too, so that its waker
     /// cannot be missed (PROTOCOLS.md, "Sleep and wake").
     fn back_off(&self, idle: u32, timeout: Option<Duration>, done: impl Fn() -> bool) {
+        if crate::team::serve(self) {
+            return;
+        }
         if idle < SPIN_ROUNDS {
             for _ in 0..(1 << (idle / 16).min(6)) {
                 std::hint::spin_loop();
@@ -585,6 +588,9 @@ impl Worker {
         {
             // SAFETY: every queued `JobRef` is taken exactly once.
             self.busy(|| unsafe { job.execute(self) });
+            return true;
+        }
+        if crate::reduce::help(self) {
             return true;
         }
         if self.steal_random() {

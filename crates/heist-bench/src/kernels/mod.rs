@@ -6,22 +6,29 @@ pub mod btree_fold;
 pub mod cilksort;
 pub mod detached_flat;
 pub mod detached_tree;
+pub mod dot;
 pub mod exponential;
 pub mod fib;
 pub mod fib_futures;
 pub mod fib_install;
 pub mod filter_collect;
 pub mod hash_fold;
+pub mod knapsack;
 pub mod loops;
 pub mod mandelbrot;
 pub mod matmul;
 pub mod matvec_tri;
+pub mod mixed_quicksort;
 pub mod nqueens;
 pub mod par_loop;
 pub mod par_sort;
+pub mod pi;
 pub mod pythagoras;
 pub mod quicksort;
 pub mod range_fold;
+pub mod reduce_fib;
+pub mod reduce_nqueens;
+pub mod reduce_uts;
 pub mod sparselu;
 pub mod sparselu_detached;
 pub mod spawn_flat;
@@ -77,6 +84,13 @@ pub fn all() -> Vec<&'static dyn Bench> {
         &btree_fold::BTreeFold,
         &tiny::Tiny { outside: false },
         &tiny::Tiny { outside: true },
+        &reduce_fib::ReduceFib,
+        &reduce_nqueens::ReduceNQueens,
+        &reduce_uts::ReduceUts,
+        &pi::Pi,
+        &knapsack::Knapsack,
+        &dot::Dot,
+        &mixed_quicksort::MixedQuicksort,
     ]
 }
 

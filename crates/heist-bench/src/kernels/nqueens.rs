@@ -14,7 +14,7 @@ use crate::runtime::{Runtime, Task};
 use std::hint::black_box;
 
 /// Largest board size accepted (the last entry of [`SOLUTIONS`]).
-const MAX_N: usize = 18;
+pub const MAX_N: usize = 18;
 
 /// Number of solutions for n = 1..=18 (OEIS A000170).
 const SOLUTIONS: [u64; MAX_N] = [
@@ -39,7 +39,7 @@ const SOLUTIONS: [u64; MAX_N] = [
 ];
 
 /// A board: the column of the queen in each row placed so far.
-type Board = [u8; MAX_N];
+pub type Board = [u8; MAX_N];
 
 /// The nqueens kernel of the catalogue.
 pub struct NQueens;
@@ -90,7 +90,7 @@ fn ok(rows: usize, a: &Board) -> bool {
 }
 
 /// The columns (as a bit set) where a queen can go in row `row` of board `a`.
-fn legal_columns(n: usize, row: usize, a: &Board) -> u32 {
+pub fn legal_columns(n: usize, row: usize, a: &Board) -> u32 {
     let mut legal = 0;
     for col in 0..n {
         let mut b = *a;

@@ -46,6 +46,12 @@ pub fn on<R: Send>(
         RuntimeKind::HeistLace | RuntimeKind::HeistRelay => rt.install(heist),
         RuntimeKind::Rayon => rt.install(rayon),
         RuntimeKind::Seq | RuntimeKind::Chili => seq(),
+        RuntimeKind::HeistJoin | RuntimeKind::RayonTls => {
+            unreachable!(
+                "{} runs only the reduction kernels (Bench::supports)",
+                rt.kind()
+            )
+        }
     }
 }
 

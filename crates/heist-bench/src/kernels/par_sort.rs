@@ -60,6 +60,12 @@ impl Instance for SortInstance {
                 rt.install(|| rayon::prelude::ParallelSliceMut::par_sort_unstable(&mut data[..]))
             }
             RuntimeKind::Seq | RuntimeKind::Chili => data.sort_unstable(),
+            RuntimeKind::HeistJoin | RuntimeKind::RayonTls => {
+                unreachable!(
+                    "{} runs only the reduction kernels (Bench::supports)",
+                    rt.kind()
+                )
+            }
         }
     }
 

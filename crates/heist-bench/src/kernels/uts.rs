@@ -169,23 +169,29 @@ impl Bench for Uts {
     /// parameters such as `-t 1 -a 3 -d 8 -b 4 -r 19` (checked against a sequential
     /// traversal made here, untimed).
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
-        let run = match NamedTree::find(size.trim()) {
-            Some(named) => UtsRun::new(Tree::parse(named.params)?, named.expected),
-            None => {
-                let tree = Tree::parse(size).map_err(|e| {
-                    let names: Vec<_> = TREES.iter().map(|t| t.name).collect();
-                    format!(
-                        "uts size `{size}`: {e} (expected a tree name, one of {}, or UTS \
-                         parameters such as `-t 1 -a 3 -d 10 -b 4 -r 19`)",
-                        names.join(", ")
-                    )
-                })?;
-                let expected = count(crate::fork::Seq, &tree);
-                UtsRun::new(tree, expected)
-            }
-        };
-        Ok(Box::new(run))
+        let (tree, expected) = tree_of_size(size)?;
+        Ok(Box::new(UtsRun::new(tree, expected)))
     }
+}
+
+/// The tree a size string names (a tree name or UTS parameters) and its counts: the
+/// published ones, or else those of a sequential traversal.
+pub fn tree_of_size(size: &str) -> Result<(Tree, Counts), String> {
+    Ok(match NamedTree::find(size.trim()) {
+        Some(named) => (Tree::parse(named.params)?, named.expected),
+        None => {
+            let tree = Tree::parse(size).map_err(|e| {
+                let names: Vec<_> = TREES.iter().map(|t| t.name).collect();
+                format!(
+                    "uts size `{size}`: {e} (expected a tree name, one of {}, or UTS \
+                     parameters such as `-t 1 -a 3 -d 10 -b 4 -r 19`)",
+                    names.join(", ")
+                )
+            })?;
+            let expected = count(crate::fork::Seq, &tree);
+            (tree, expected)
+        }
+    })
 }
 
 /// What a traversal counts: nodes, leaves and the greatest depth (the root is at depth 0).
@@ -251,7 +257,7 @@ pub struct Tree {
 }
 
 /// A node's random state: a SHA-1 digest.
-type State = [u8; 20];
+pub type State = [u8; 20];
 
 impl Tree {
     /// Parses UTS parameters (`-t -b -r -m -q -d -a -f`, each followed by its value; later
@@ -336,7 +342,7 @@ impl Tree {
     }
 
     /// The random state of the root.
-    fn root_state(&self) -> State {
+    pub fn root_state(&self) -> State {
         let mut seed = [0u8; 20];
         seed[16..].copy_from_slice(&self.root_id.to_be_bytes());
         Sha1::digest(seed).into()
@@ -378,7 +384,7 @@ impl Tree {
 
     /// The number of children of the node with random state `state` at `depth`.
     #[inline]
-    fn num_children(&self, state: &State, depth: u32) -> u32 {
+    pub fn num_children(&self, state: &State, depth: u32) -> u32 {
         if self.kind == TreeType::Binomial && depth == 0 {
             // Only a binomial root may have more than MAX_CHILDREN children (⌊b⌋ ≤ ⌈b⌉).
             return self.b0.floor() as u32;
@@ -426,7 +432,7 @@ const SHA1_IV: [u32; 5] = [
 /// costs one call of the crate's compression function and no buffering. Not inlined, so
 /// that the 64-byte block is not part of every frame of the (deep) recursion.
 #[inline(never)]
-fn spawn(parent: &State, i: u32) -> State {
+pub fn spawn(parent: &State, i: u32) -> State {
     let mut block = [0u8; 64];
     block[..20].copy_from_slice(parent);
     block[20..24].copy_from_slice(&i.to_be_bytes());

@@ -1,0 +1,134 @@
+//! dot: the dot product of two `f64` vectors, as ranges that a task halves, pushing the
+//! upper half, until a piece holds at most `GRAIN` pairs. The entries are small
+//! integers, so every partial sum is exact and the result must equal the sequential
+//! sum exactly, whatever the order of the additions.
+
+use crate::bench::{Bench, Instance, SizeClass};
+use crate::fork::Fork;
+use crate::reduction::{self, Reduce};
+use crate::runtime::{Runtime, RuntimeKind};
+
+/// Pairs a task sums itself.
+const GRAIN: usize = 8192;
+
+/// The dot kernel of the catalogue.
+pub struct Dot;
+
+impl Bench for Dot {
+    fn name(&self) -> &'static str {
+        "dot"
+    }
+
+    fn about(&self) -> &'static str {
+        "dot product of two f64 vectors, ranges pushed as tasks"
+    }
+
+    fn size(&self, class: SizeClass) -> &'static str {
+        match class {
+            SizeClass::Test => "100000",
+            SizeClass::Quick => "10000000",
+            SizeClass::Full => "100000000",
+        }
+    }
+
+    fn supports(&self, kind: RuntimeKind) -> bool {
+        reduction::supports(kind)
+    }
+
+    fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
+        let n: usize = size
+            .trim()
+            .parse()
+            .map_err(|_| format!("dot: size `{size}` is not a number of pairs"))?;
+        // Entries below 1024: products below 2^20, sums of up to 2^32 pairs stay exact.
+        if n == 0 || n > 1 << 32 {
+            return Err(format!("dot: {n} pairs outside 1..=2^32"));
+        }
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 54) as f64
+        };
+        let x: Vec<f64> = (0..n).map(|_| next()).collect();
+        let y: Vec<f64> = (0..n).map(|_| next()).collect();
+        let expected = dot(&x, &y);
+        Ok(Box::new(DotRun {
+            x,
+            y,
+            expected,
+            result: None,
+        }))
+    }
+}
+
+fn dot(x: &[f64], y: &[f64]) -> f64 {
+    x.iter().zip(y).map(|(a, b)| a * b).sum()
+}
+
+struct DotRun {
+    x: Vec<f64>,
+    y: Vec<f64>,
+    expected: f64,
+    result: Option<f64>,
+}
+
+impl DotRun {
+    fn range<F: Fork>(&self, f: F, lo: usize, hi: usize) -> f64 {
+        if hi - lo <= GRAIN {
+            return dot(&self.x[lo..hi], &self.y[lo..hi]);
+        }
+        let mid = lo + (hi - lo) / 2;
+        let (a, b) = f.join(
+            move |f| self.range(f, lo, mid),
+            move |f| self.range(f, mid, hi),
+        );
+        a + b
+    }
+}
+
+impl Reduce for DotRun {
+    /// A range of pairs.
+    type Task = (usize, usize);
+    type Out = f64;
+
+    fn root(&self) -> (usize, usize) {
+        (0, self.x.len())
+    }
+
+    fn identity(&self) -> f64 {
+        0.0
+    }
+
+    fn op(&self, a: f64, b: f64) -> f64 {
+        a + b
+    }
+
+    fn expand(&self, (lo, mut hi): (usize, usize), push: &mut impl FnMut((usize, usize))) -> f64 {
+        while hi - lo > GRAIN {
+            let mid = lo + (hi - lo) / 2;
+            push((mid, hi));
+            hi = mid;
+        }
+        dot(&self.x[lo..hi], &self.y[lo..hi])
+    }
+
+    fn join<F: Fork>(&self, f: F) -> f64 {
+        self.range(f, 0, self.x.len())
+    }
+}
+
+impl Instance for DotRun {
+    fn run(&mut self, rt: &Runtime) {
+        self.result = Some(reduction::run(&*self, rt));
+    }
+
+    fn verify(&self) -> Result<(), String> {
+        match self.result {
+            None => Err("dot: not run".into()),
+            Some(r) if r == self.expected => Ok(()),
+            Some(r) => Err(format!("dot = {r}, expected {}", self.expected)),
+        }
+    }
+}

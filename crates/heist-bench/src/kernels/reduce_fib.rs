@@ -1,0 +1,105 @@
+//! reduce-fib: fib(n) as a reduction over tasks (Blaze-Tasks §5.1): a task for `n`
+//! pushes `n − 2` and goes on as `n − 1` until it reaches a leaf, and the leaves' ones
+//! are summed. The `join` version is the catalogue's [`fib`](super::fib::fib). Checked
+//! against the iterative Fibonacci.
+
+use crate::bench::{Bench, Instance, SizeClass};
+use crate::fork::Fork;
+use crate::reduction::{self, Reduce};
+use crate::runtime::{Runtime, RuntimeKind};
+use std::hint::black_box;
+
+/// The reduce-fib kernel of the catalogue.
+pub struct ReduceFib;
+
+impl Bench for ReduceFib {
+    fn name(&self) -> &'static str {
+        "reduce-fib"
+    }
+
+    fn about(&self) -> &'static str {
+        "fib(n) as tasks that push n-2 and continue as n-1; leaves summed"
+    }
+
+    fn size(&self, class: SizeClass) -> &'static str {
+        match class {
+            SizeClass::Test => "20",
+            SizeClass::Quick | SizeClass::Full => "40",
+        }
+    }
+
+    fn supports(&self, kind: RuntimeKind) -> bool {
+        reduction::supports(kind)
+    }
+
+    fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
+        let n: u32 = size
+            .trim()
+            .parse()
+            .map_err(|_| format!("reduce-fib: size `{size}` is not a number n"))?;
+        if n > 90 {
+            return Err(format!("reduce-fib: n = {n} is too large (at most 90)"));
+        }
+        Ok(Box::new(FibRun {
+            n,
+            expected: super::fib::fib_iterative(n),
+            result: None,
+        }))
+    }
+}
+
+struct FibRun {
+    n: u32,
+    expected: u64,
+    result: Option<u64>,
+}
+
+impl Reduce for FibRun {
+    type Task = u32;
+    type Out = u64;
+
+    fn root(&self) -> u32 {
+        black_box(self.n)
+    }
+
+    fn identity(&self) -> u64 {
+        0
+    }
+
+    fn op(&self, a: u64, b: u64) -> u64 {
+        a + b
+    }
+
+    #[inline]
+    fn expand(&self, mut n: u32, push: &mut impl FnMut(u32)) -> u64 {
+        if n < 2 {
+            return u64::from(n);
+        }
+        while n > 1 {
+            push(n - 2);
+            n -= 1;
+        }
+        1
+    }
+
+    fn join<F: Fork>(&self, f: F) -> u64 {
+        super::fib::fib(f, black_box(self.n))
+    }
+}
+
+impl Instance for FibRun {
+    fn run(&mut self, rt: &Runtime) {
+        self.result = Some(reduction::run(&*self, rt));
+    }
+
+    fn verify(&self) -> Result<(), String> {
+        match self.result {
+            None => Err("reduce-fib: not run".into()),
+            Some(r) if r == self.expected => Ok(()),
+            Some(r) => Err(format!(
+                "reduce-fib({}) = {r}, expected {}",
+                self.n, self.expected
+            )),
+        }
+    }
+}

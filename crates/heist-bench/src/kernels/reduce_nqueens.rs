@@ -1,0 +1,121 @@
+//! reduce-nqueens: the N-Queens count as a reduction over tasks: a task holds a board
+//! filled up to some row, pushes one task per legal column but the last and goes on
+//! with that one; a full board yields 1. The `join` version is the catalogue's
+//! [`queens`](super::nqueens::queens); both use its board and BOTS legality test, and the
+//! count is checked against the known solution counts.
+
+use super::nqueens::{self, Board, MAX_N};
+use crate::bench::{Bench, Instance, SizeClass};
+use crate::fork::Fork;
+use crate::reduction::{self, Reduce};
+use crate::runtime::{Runtime, RuntimeKind};
+use std::hint::black_box;
+
+/// The reduce-nqueens kernel of the catalogue.
+pub struct ReduceNQueens;
+
+impl Bench for ReduceNQueens {
+    fn name(&self) -> &'static str {
+        "reduce-nqueens"
+    }
+
+    fn about(&self) -> &'static str {
+        "N-Queens solutions as tasks pushed per legal placement, counts summed"
+    }
+
+    fn size(&self, class: SizeClass) -> &'static str {
+        match class {
+            SizeClass::Test => "8",
+            SizeClass::Quick => "12",
+            SizeClass::Full => "13",
+        }
+    }
+
+    fn supports(&self, kind: RuntimeKind) -> bool {
+        reduction::supports(kind)
+    }
+
+    fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
+        let n: usize = size
+            .trim()
+            .parse()
+            .map_err(|_| format!("reduce-nqueens: size `{size}` is not a number n"))?;
+        let expected = nqueens::known_solutions(n)
+            .ok_or_else(|| format!("reduce-nqueens: n = {n} outside 1..={MAX_N}"))?;
+        Ok(Box::new(QueensRun {
+            n,
+            expected,
+            result: None,
+        }))
+    }
+}
+
+struct QueensRun {
+    n: usize,
+    expected: u64,
+    result: Option<u64>,
+}
+
+impl Reduce for QueensRun {
+    /// The next row to fill and the board so far.
+    type Task = (usize, Board);
+    type Out = u64;
+
+    fn root(&self) -> (usize, Board) {
+        (0, [0; MAX_N])
+    }
+
+    fn identity(&self) -> u64 {
+        0
+    }
+
+    fn op(&self, a: u64, b: u64) -> u64 {
+        a + b
+    }
+
+    fn expand(
+        &self,
+        (mut row, mut a): (usize, Board),
+        push: &mut impl FnMut((usize, Board)),
+    ) -> u64 {
+        let n = black_box(self.n);
+        loop {
+            if row == n {
+                return 1;
+            }
+            let mut cols = nqueens::legal_columns(n, row, &a);
+            if cols == 0 {
+                return 0;
+            }
+            while cols & (cols - 1) != 0 {
+                let mut b = a;
+                b[row] = cols.trailing_zeros() as u8;
+                push((row + 1, b));
+                cols &= cols - 1;
+            }
+            a[row] = cols.trailing_zeros() as u8;
+            row += 1;
+        }
+    }
+
+    fn join<F: Fork>(&self, f: F) -> u64 {
+        nqueens::queens(f, black_box(self.n), 0, [0; MAX_N])
+    }
+}
+
+impl Instance for QueensRun {
+    fn run(&mut self, rt: &Runtime) {
+        self.result = Some(reduction::run(&*self, rt));
+    }
+
+    fn verify(&self) -> Result<(), String> {
+        match self.result {
+            None => Err("reduce-nqueens: not run".into()),
+            Some(r) if r == self.expected => Ok(()),
+            Some(r) => Err(format!(
+                "reduce-nqueens({}) = {r} solutions, expected {}",
+                self.n, self.expected
+            )),
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! The runtimes of the reduction kernels (after "Blaze-Tasks: A Framework for Computing
+//! Parallel Reductions over Tasks"): each kernel is written once as a task body that
+//! pushes subtasks and returns a partial result, and once with `join`.
+//!
+//! - `heist-lace`, `heist-relay`: `Pool::reduce_tasks` with the task body;
+//! - `rayon-tls`: `rayon::scope`, a spawn per pushed task, results folded into
+//!   per-thread accumulators of the `thread_local` crate;
+//! - every other runtime (`seq`, `heist-join`, `rayon`, `chili`): the `join` version
+//!   through [`Runtime::exec`], whose `seq` is the sequential elision.
+
+use crate::fork::Fork;
+use crate::runtime::{Runtime, RuntimeKind, Task};
+use std::cell::RefCell;
+use thread_local::ThreadLocal;
+
+/// A reduction kernel in both shapes.
+pub trait Reduce: Sync {
+    /// A task of the task-body version.
+    type Task: Send;
+    /// A partial result.
+    type Out: Send;
+    /// The first task.
+    fn root(&self) -> Self::Task;
+    /// The neutral element of `op`.
+    fn identity(&self) -> Self::Out;
+    /// The associative, commutative fold.
+    fn op(&self, a: Self::Out, b: Self::Out) -> Self::Out;
+    /// Solves `t`, handing subtasks to `push`; they are never waited for.
+    fn expand(&self, t: Self::Task, push: &mut impl FnMut(Self::Task)) -> Self::Out;
+    /// The whole computation written with `join`.
+    fn join<F: Fork>(&self, f: F) -> Self::Out;
+}
+
+/// Runs `k` on `rt` in the shape that runtime stands for.
+pub fn run<K: Reduce>(k: &K, rt: &Runtime) -> K::Out {
+    match rt.kind() {
+        RuntimeKind::HeistLace | RuntimeKind::HeistRelay => {
+            let pool = rt.heist_pool().expect("a heist runtime has a heist pool");
+            pool.reduce_tasks(
+                k.root(),
+                || k.identity(),
+                |a, b| k.op(a, b),
+                |ctx, t| k.expand(t, &mut |c| ctx.push(c)),
+            )
+        }
+        RuntimeKind::RayonTls => {
+            let pool = rt.rayon_pool().expect("rayon-tls has a rayon pool");
+            let acc = ThreadLocal::new();
+            pool.install(|| rayon::scope(|s| spawned(s, k, &acc, k.root())));
+            acc.into_iter()
+                .filter_map(RefCell::into_inner)
+                .fold(k.identity(), |a, b| k.op(a, b))
+        }
+        _ => rt.exec(Joined(k)),
+    }
+}
+
+/// One task of the `rayon-tls` version: its pushes become spawns.
+fn spawned<'s, K: Reduce>(
+    s: &rayon::Scope<'s>,
+    k: &'s K,
+    acc: &'s ThreadLocal<RefCell<Option<K::Out>>>,
+    t: K::Task,
+) where
+    K::Task: 's,
+{
+    let r = k.expand(t, &mut |c| s.spawn(move |s| spawned(s, k, acc, c)));
+    let mut slot = acc.get_or(|| RefCell::new(None)).borrow_mut();
+    let a = slot.take().unwrap_or_else(|| k.identity());
+    *slot = Some(k.op(a, r));
+}
+
+/// The `join` version as a runtime task.
+struct Joined<'a, K>(&'a K);
+
+impl<K: Reduce> Task for Joined<'_, K> {
+    type Output = K::Out;
+    fn call<F: Fork>(self, f: F) -> K::Out {
+        self.0.join(f)
+    }
+}
+
+/// Whether a reduction kernel runs on `kind`: all runtimes.
+pub fn supports(kind: RuntimeKind) -> bool {
+    let _ = kind;
+    true
+}

@@ -1,0 +1,229 @@
+//! Team tasks: ranks, overlap in time, errors, panics, persistence, nesting, and teams
+//! from scopes, detached tasks and outside the pool; both schedulers, pools of 1, 2, 3,
+//! 5, 8 and 16 workers, each test under a timeout.
+
+use heist::{Pool, TeamError};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::mpsc;
+use std::thread;
+
+mod reduce_team_pools;
+use reduce_team_pools::each_pool;
+
+/// Every size from 1 to the pool's.
+fn team_sizes(pool: &Pool) -> std::ops::RangeInclusive<usize> {
+    1..=pool.workers()
+}
+
+/// A team body that proves its members overlap: each waits at the barrier until every
+/// member arrived, then checks that all had arrived. Returns (rank, size, worker index).
+fn overlap_body(arrived: &AtomicUsize, t: &heist::Team<'_>) -> (usize, usize, usize) {
+    arrived.fetch_add(1, SeqCst);
+    t.barrier();
+    assert_eq!(
+        arrived.load(SeqCst),
+        t.size(),
+        "a member passed the barrier early"
+    );
+    t.barrier();
+    (t.rank(), t.size(), t.worker().index())
+}
+
+fn check_team(out: &[(usize, usize, usize)], r: usize) {
+    assert_eq!(out.len(), r);
+    for (i, &(rank, size, _)) in out.iter().enumerate() {
+        assert_eq!((rank, size), (i, r));
+    }
+    let mut workers: Vec<usize> = out.iter().map(|o| o.2).collect();
+    workers.sort_unstable();
+    workers.dedup();
+    assert_eq!(workers.len(), r, "two ranks ran on one worker");
+}
+
+#[test]
+fn ranks_are_distinct_and_members_overlap() {
+    each_pool(240, |pool| {
+        for r in team_sizes(pool) {
+            for _ in 0..5 {
+                let arrived = AtomicUsize::new(0);
+                let out = pool.team(r, |t| overlap_body(&arrived, t));
+                check_team(&out, r);
+            }
+        }
+    });
+}
+
+#[test]
+fn bad_sizes_are_errors() {
+    each_pool(60, |pool| {
+        let p = pool.workers();
+        assert_eq!(pool.try_team(0, |_| ()).unwrap_err(), TeamError::Empty);
+        assert_eq!(
+            pool.try_team(p + 1, |_| ()).unwrap_err(),
+            TeamError::TooLarge {
+                asked: p + 1,
+                workers: p
+            }
+        );
+        let msg = TeamError::TooLarge {
+            asked: p + 1,
+            workers: p,
+        }
+        .to_string();
+        assert!(msg.contains(&(p + 1).to_string()), "{msg}");
+    });
+}
+
+#[test]
+fn bodies_borrow_the_callers_stack() {
+    each_pool(120, |pool| {
+        let p = pool.workers();
+        let mut data = vec![0u64; 64 * p];
+        let chunks: Vec<std::sync::Mutex<&mut [u64]>> =
+            data.chunks_mut(64).map(std::sync::Mutex::new).collect();
+        pool.team(p, |t| {
+            for (i, x) in chunks[t.rank()].lock().unwrap().iter_mut().enumerate() {
+                *x = (t.rank() * 64 + i) as u64;
+            }
+        });
+        drop(chunks);
+        assert!(data.iter().enumerate().all(|(i, &x)| x == i as u64));
+    });
+}
+
+#[test]
+fn a_panic_poisons_the_barrier_and_is_reraised() {
+    each_pool(120, |pool| {
+        let p = pool.workers();
+        for r in [p.min(2), p] {
+            let r = panic::catch_unwind(AssertUnwindSafe(|| {
+                pool.team(r, |t| {
+                    if t.rank() == t.size() - 1 {
+                        panic!("member down");
+                    }
+                    t.barrier();
+                })
+            }));
+            let e = r.expect_err("the panic is re-raised");
+            assert_eq!(e.downcast_ref::<&str>(), Some(&"member down"));
+            // The pool stays usable.
+            let arrived = AtomicUsize::new(0);
+            check_team(&pool.team(p, |t| overlap_body(&arrived, t)), p);
+        }
+    });
+}
+
+#[test]
+fn consecutive_teams_of_one_size_and_of_mixed_sizes() {
+    each_pool(240, |pool| {
+        let p = pool.workers();
+        pool.run(|w| {
+            for i in 0..50 {
+                let r = if i % 10 < 7 { p } else { 1 + i % p };
+                let arrived = AtomicUsize::new(0);
+                check_team(&w.team(r, |t| overlap_body(&arrived, t)), r);
+            }
+        });
+    });
+}
+
+#[test]
+fn two_whole_pool_teams_joined_survive_many_runs() {
+    each_pool(600, |pool| {
+        let p = pool.workers();
+        let runs = if p <= 3 { 100 } else { 20 };
+        for _ in 0..runs {
+            let (a, b) = pool.run(|w| {
+                w.join(
+                    |w| w.team(p, |t| (t.barrier(), t.rank()).1),
+                    |w| w.team(p, |t| (t.barrier(), t.rank()).1),
+                )
+            });
+            assert_eq!(a, (0..p).collect::<Vec<_>>());
+            assert_eq!(b, (0..p).collect::<Vec<_>>());
+        }
+    });
+}
+
+#[test]
+fn a_nested_team_returns_the_deadlock_error_or_works() {
+    each_pool(120, |pool| {
+        let p = pool.workers();
+        let out = pool.team(p, |t| {
+            let one = t.worker().try_team(1, |u| u.rank());
+            let more = t.worker().try_team(2, |u| u.rank());
+            (one, more)
+        });
+        for (one, more) in out {
+            assert_eq!(one, Ok(vec![0]));
+            match more {
+                Ok(v) => assert_eq!(v, [0, 1]),
+                Err(e) if p < 2 => assert_eq!(
+                    e,
+                    TeamError::TooLarge {
+                        asked: 2,
+                        workers: 1
+                    }
+                ),
+                Err(e) => assert_eq!(e, TeamError::WouldDeadlock),
+            }
+        }
+    });
+}
+
+#[test]
+fn teams_in_scopes_detached_tasks_and_from_outside() {
+    each_pool(240, |pool| {
+        let p = pool.workers();
+        let r = p.min(2);
+        let done = AtomicUsize::new(0);
+        pool.run(|w| {
+            w.scope(|s| {
+                for _ in 0..3 {
+                    s.spawn(|_| {
+                        // On a worker of this pool, `Pool::team` runs right here.
+                        let arrived = AtomicUsize::new(0);
+                        check_team(&pool.team(r, |t| overlap_body(&arrived, t)), r);
+                        done.fetch_add(1, Relaxed);
+                    });
+                }
+            })
+        });
+        assert_eq!(done.load(Relaxed), 3);
+        let (tx, rx) = mpsc::channel();
+        pool.spawn_detached(move |w| {
+            let arrived = AtomicUsize::new(0);
+            let out = w.team(r, |t| overlap_body(&arrived, t));
+            tx.send(out).unwrap();
+        });
+        check_team(&rx.recv().unwrap(), r);
+        thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    let arrived = AtomicUsize::new(0);
+                    check_team(&pool.team(p, |t| overlap_body(&arrived, t)), p);
+                });
+            }
+        });
+    });
+}
+
+/// The full count of the issue: 10^4 runs of `join(team(p), team(p))` on every pool.
+/// Slow in debug builds; run with `cargo test --release -p heist --test team -- --ignored`.
+#[test]
+#[ignore]
+fn two_whole_pool_teams_joined_survive_ten_thousand_runs() {
+    each_pool(1800, |pool| {
+        let p = pool.workers();
+        for _ in 0..10_000 {
+            let (a, b) = pool.run(|w| {
+                w.join(
+                    |w| w.team(p, |t| (t.barrier(), t.rank()).1),
+                    |w| w.team(p, |t| (t.barrier(), t.rank()).1),
+                )
+            });
+            assert_eq!((a.len(), b.len()), (p, p));
+        }
+    });
+}
