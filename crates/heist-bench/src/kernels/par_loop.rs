@@ -31,7 +31,7 @@ pub(crate) use par_versions;
 
 /// Whether a parallel-iterator kernel runs on `kind` (chili has no parallel iterators).
 pub fn supports(kind: RuntimeKind) -> bool {
-    kind != RuntimeKind::Chili
+    kind != RuntimeKind::Chili && !kind.reductions_only()
 }
 
 /// Runs the version of a kernel that matches `rt`: `seq` on seq, `heist` on a heist
