@@ -20,12 +20,26 @@ impl Latch {
     }
 
     /// Marks the latch set and wakes a blocked waiter. The flag is stored under the lock,
-    /// so a waiter that returns after seeing it (see `wait`/`probe`) knows this call no
-    /// longer touches the latch except through the mutex's own release.
-    pub(crate) fn set(&self) {
-        let _g = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        self.done.store(true, Release);
-        self.cv.notify_all();
+    /// so a waiter that returns after seeing it (see `wait`/`probe`, then `settle`) knows
+    /// this call no longer touches the latch except through the mutex's own unlock, after
+    /// which the waiter may free it. So the latch is passed as a raw pointer, not `&self`:
+    /// a reference argument would have to stay valid until this function returns
+    /// (rust-lang/rust#55005).
+    ///
+    /// # Safety
+    /// `this` points to a live latch that the waiter does not free before it has seen the
+    /// flag and then acquired the lock (`wait`, or `probe` and `settle`).
+    pub(crate) unsafe fn set(this: *const Latch) {
+        // SAFETY: the latch is live until the guard below is released: the waiter needs
+        // the lock before it may free it.
+        let g = unsafe { (*this).lock.lock() }.unwrap_or_else(PoisonError::into_inner);
+        // SAFETY: as above.
+        unsafe {
+            (*this).done.store(true, Release);
+            (*this).cv.notify_all();
+        }
+        // The last touch: std's unlock, after which the waiter may free the latch.
+        drop(g);
     }
 
     /// Whether the latch is set. After `true`, call `settle` before freeing the latch.

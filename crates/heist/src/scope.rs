@@ -4,7 +4,7 @@
 //! end of the scope.
 
 use crate::pool::{self, Registry};
-use crate::task::{JobRef, Panic};
+use crate::task::{self, JobRef, Panic};
 use crate::worker::{self, Worker};
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
@@ -48,14 +48,14 @@ impl<'scope> Scope<'scope> {
         }
     }
 
+    /// Keeps the first panic; a later payload is dropped, unable to unwind into the worker.
     fn record(&self, p: Panic) {
-        let mut slot = pool::lock(&self.panic);
-        if slot.is_none() {
-            *slot = Some(p);
-        }
+        task::record_first(&self.panic, p);
     }
 }
 
+/// Runs a scope task and ends its part in the scope. Never unwinds.
+///
 /// # Safety
 /// `data` is a `HeapJob<'scope, F>` made by `Scope::spawn`, executed once.
 unsafe fn execute<'scope, F>(data: *const (), _w: &Worker)
@@ -63,14 +63,16 @@ where
     F: FnOnce(&Scope<'scope>) + Send,
 {
     // SAFETY: the contract above; the scope is alive until `pending` drops to zero below.
-    let job = unsafe { Box::from_raw(data as *mut HeapJob<'scope, F>) };
-    let scope = unsafe { &*job.scope };
-    let f = job.f;
-    if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(scope))) {
-        scope.record(p);
+    let HeapJob { f, scope } = *unsafe { Box::from_raw(data as *mut HeapJob<'scope, F>) };
+    // SAFETY: as above; the reference ends with the task.
+    if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(unsafe { &*scope }))) {
+        // SAFETY: as above.
+        unsafe { (*scope).record(p) };
     }
-    // The last touch of the scope: after this the owner may return and free it.
-    scope.pending.fetch_sub(1, AcqRel);
+    // The last touch of the scope, through the raw pointer: once `pending` is zero the
+    // owner may return and free it.
+    // SAFETY: as above; nothing touches `scope` after this.
+    unsafe { (*scope).pending.fetch_sub(1, AcqRel) };
 }
 
 impl Worker {
@@ -86,12 +88,10 @@ impl Worker {
             _marker: PhantomData,
         };
         let out = panic::catch_unwind(AssertUnwindSafe(|| op(&scope)));
+        // Cannot unwind (see `Worker::busy`), so no task outlives the scope.
         self.wait_until(|| scope.pending.load(Acquire) == 0);
         let spawned = scope.panic.into_inner().unwrap_or_else(|e| e.into_inner());
-        match (out, spawned) {
-            (Err(p), _) | (Ok(_), Some(p)) => panic::resume_unwind(p),
-            (Ok(r), None) => r,
-        }
+        task::resume_first(out, spawned)
     }
 }
 

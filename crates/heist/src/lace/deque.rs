@@ -169,6 +169,9 @@ impl<H: Home> Owner<H> {
     /// operations on `dq`, and it does so only once it has been placed where `H` says.
     pub(crate) unsafe fn new(dq: &Deque, counters: &Counters, relay: bool) -> Owner<H> {
         let base = dq.start();
+        // `gate_addr` reaches the gate from the owner's address, outside the owner, so it
+        // takes up this provenance of the gate: exposed here, for the deque's lifetime.
+        let _ = (&dq.gate.0 as *const Gate).expose_provenance();
         // Lace starts all-stolen, so its first push publishes; relay starts open.
         let limit = if relay { dq.end() } else { base };
         dq.gate.0.limit.store(limit, Relaxed);
@@ -191,12 +194,13 @@ impl<H: Home> Owner<H> {
         ptr::eq(self.gate_addr(), &self.dq().gate.0)
     }
 
+    /// The gate's address, computed from the owner's. A pointer derived from `&self`
+    /// covers only the owner, so the address takes up the gate's own provenance, exposed
+    /// in `new` (the same code as an offset from `self`).
     #[inline(always)]
     fn gate_addr(&self) -> *const Gate {
-        (self as *const Self)
-            .cast::<u8>()
-            .wrapping_offset(H::GATE_OFFSET)
-            .cast()
+        let addr = (self as *const Self).addr();
+        ptr::with_exposed_provenance(addr.wrapping_add_signed(H::GATE_OFFSET))
     }
 
     /// The lowest and highest address of the words every push and pop touches: `head`
@@ -221,7 +225,9 @@ impl<H: Home> Owner<H> {
     fn gate(&self) -> &Gate {
         debug_assert!(self.is_home());
         // SAFETY: by the contract of `Home` and `Owner::new`, the owner sits `GATE_OFFSET`
-        // bytes before the gate of its deque, which outlives it.
+        // bytes before the gate of its deque, which outlives it; `new` exposed a pointer
+        // to that gate (from `&Deque`, so valid for shared atomic access while the deque
+        // lives), whose provenance `gate_addr`'s pointer takes up.
         unsafe { &*self.gate_addr() }
     }
 
