@@ -21,11 +21,18 @@ pub(crate) const DONE: usize = usize::MAX;
 pub(crate) type Panic = Box<dyn Any + Send + 'static>;
 
 /// Drops a payload that nobody will receive, without letting its drop unwind into the
-/// runtime: a payload whose drop panics in turn has that second payload leaked.
+/// runtime. A payload whose drop panics yields another payload, dropped the same way; a
+/// chain longer than `DROP_TRIES` is leaked rather than followed forever.
 pub(crate) fn drop_panic(p: Panic) {
-    if let Err(again) = panic::catch_unwind(AssertUnwindSafe(move || drop(p))) {
-        mem::forget(again);
+    const DROP_TRIES: u32 = 4;
+    let mut p = p;
+    for _ in 0..DROP_TRIES {
+        match panic::catch_unwind(AssertUnwindSafe(move || drop(p))) {
+            Ok(()) => return,
+            Err(again) => p = again,
+        }
     }
+    mem::forget(p);
 }
 
 /// Keeps the first panic in `first`; a later one is dropped by `drop_panic`.

@@ -359,7 +359,12 @@ fn thread_name_panics(s: Scheduler, tag: &str) {
             .build()
     }));
     assert!(r.is_err(), "build re-raises the closure's panic");
-    wait_threads(&prefix, 0);
+    // Workers left running would show up as soon as they have named themselves.
+    let until = Instant::now() + Duration::from_millis(500);
+    while Instant::now() < until {
+        assert_eq!(threads_named(&prefix), 0, "build left workers running");
+        sleep(Duration::from_millis(5));
+    }
 }
 
 /// A future whose handle is forgotten: its panic reaches the caller of `futures`, at
