@@ -569,7 +569,9 @@ impl Pool {
             latch: Latch::new(),
         };
         // SAFETY: `root` outlives the job: this frame waits for the latch (and lets the
-        // setter leave it) before returning or unwinding; `F` and `R` are `Send`.
+        // setter leave it) before returning, and the wait cannot unwind (a worker waiting
+        // here runs other tasks only under `Worker::busy`, which aborts on an unwind, and
+        // every task entry catches its panic); `F` and `R` are `Send`.
         let job =
             unsafe { JobRef::new((&root as *const Root<F, R>).cast(), Root::<F, R>::execute) };
         self.registry.in_flight.fetch_add(1, SeqCst);

@@ -38,8 +38,9 @@ impl<'scope> Scope<'scope> {
         let job = Box::new(HeapJob { f, scope: self });
         let data = Box::into_raw(job) as *const ();
         // SAFETY: the box stays alive until `execute` takes it back, which happens once;
-        // the scope outlives the job because it waits for `pending` to reach zero; `F` is
-        // `Send` and `Scope` is `Sync`.
+        // the scope outlives the job because it waits for `pending` to reach zero, a wait
+        // that cannot unwind (see `Worker::scope`); `execute` never unwinds; `F` is `Send`
+        // and `Scope` is `Sync`.
         let job = unsafe { JobRef::new(data, execute::<F> as unsafe fn(*const (), &Worker)) };
         match worker::current_in(&self.registry) {
             // SAFETY: `current_in` returns this thread's live worker.
