@@ -6,75 +6,15 @@
 
 /// Confines the calling thread, and every thread it starts from now on, to the first
 /// `workers` CPUs it may run on, if it may run on more. Returns the CPUs chosen, or `None`
-/// if nothing was changed (enough CPUs already, or no support on this platform).
+/// if nothing was changed (enough CPUs already, or no support on this platform). Pinning
+/// itself is the library's ([`heist::affinity`]), which `--pin` also uses for rayon.
 pub fn confine(workers: usize) -> Option<Vec<usize>> {
-    imp::confine(workers)
-}
-
-/// Pins the calling thread to the `n`-th CPU (wrapping around) of those it may run on, as
-/// `heist::PoolBuilder::pin_workers` does for heist's workers: the harness gives rayon's
-/// workers the same placement. Returns whether it is pinned.
-pub fn pin_nth(n: usize) -> bool {
-    imp::pin_nth(n)
-}
-
-#[cfg(target_os = "linux")]
-mod imp {
-    use std::mem;
-
-    pub fn confine(workers: usize) -> Option<Vec<usize>> {
-        let cpus = allowed();
-        if workers == 0 || cpus.len() <= workers {
-            return None;
-        }
-        let chosen = cpus[..workers].to_vec();
-        restrict(&chosen).then_some(chosen)
+    let cpus = heist::affinity::allowed_cpus();
+    if workers == 0 || cpus.len() <= workers {
+        return None;
     }
-
-    pub fn pin_nth(n: usize) -> bool {
-        let cpus = allowed();
-        !cpus.is_empty() && restrict(&[cpus[n % cpus.len()]])
-    }
-
-    /// The CPUs the calling thread may run on (none if that cannot be read).
-    fn allowed() -> Vec<usize> {
-        // SAFETY: `cpu_set_t` is plain data for which all zeroes is the empty set.
-        let mut set: libc::cpu_set_t = unsafe { mem::zeroed() };
-        // SAFETY: `set` is a valid, writable `cpu_set_t` of the size passed; pid 0 is the
-        // calling thread.
-        if unsafe { libc::sched_getaffinity(0, mem::size_of_val(&set), &mut set) } != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            // SAFETY: `c` is below `CPU_SETSIZE`, the capacity of the set.
-            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-            .collect()
-    }
-
-    /// Lets the calling thread, and the threads it starts from now on, run on `cpus` only.
-    /// Each CPU must come from `allowed`.
-    fn restrict(cpus: &[usize]) -> bool {
-        // SAFETY: as above, all zeroes is the empty set.
-        let mut set: libc::cpu_set_t = unsafe { mem::zeroed() };
-        for &c in cpus {
-            // SAFETY: `c` came from `allowed`, so it is below `CPU_SETSIZE`.
-            unsafe { libc::CPU_SET(c, &mut set) };
-        }
-        // SAFETY: `set` is a valid `cpu_set_t` of the size passed; pid 0 is the calling
-        // thread.
-        unsafe { libc::sched_setaffinity(0, mem::size_of_val(&set), &set) == 0 }
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-mod imp {
-    pub fn confine(_workers: usize) -> Option<Vec<usize>> {
-        None
-    }
-
-    pub fn pin_nth(_n: usize) -> bool {
-        false
-    }
+    let chosen = cpus[..workers].to_vec();
+    heist::affinity::confine_to(&chosen).then_some(chosen)
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The task-barrier measurement (seed 000 §4.1–4.2, task barriers built on termination
+//! The task-barrier measurement (Prell's thesis §4.1–4.2, task barriers built on termination
 //! detection, and Fig. 4.9, which compares them with a shared counter): how long after
 //! the last detached task finishes does a barrier return?
 //!

@@ -39,3 +39,126 @@ pub trait Instance: Send {
     /// Untimed: checks the answer of the last run; the error says what is wrong.
     fn verify(&self) -> Result<(), String>;
 }
+
+/// One field of a size string: its name and, for a trailing field that may be left out,
+/// its default.
+pub type Field = (&'static str, Option<f64>);
+
+/// Parses a kernel's size string: one number per field of `fields`, comma-separated and
+/// in order, each optionally written `name=value`; trailing fields with a default may be
+/// left out. A number may be written `1000000`, `1_000_000`, `10^6`, `1e6` or `0.5`, and
+/// must be finite and not negative. The error names `kernel` and the expected form.
+pub fn parse_size<const N: usize>(
+    kernel: &str,
+    size: &str,
+    fields: [Field; N],
+) -> Result<[f64; N], String> {
+    let names: Vec<&str> = fields.iter().map(|f| f.0).collect();
+    let bad = || format!("{kernel}: size `{size}` is not \"{}\"", names.join(","));
+    let parts: Vec<&str> = size.split(',').map(str::trim).collect();
+    if parts.len() > N {
+        return Err(bad());
+    }
+    let mut out = [0.0; N];
+    for (i, (name, default)) in fields.iter().enumerate() {
+        out[i] = match parts.get(i) {
+            Some(p) => {
+                let v = p
+                    .strip_prefix(name)
+                    .and_then(|r| r.trim_start().strip_prefix('='));
+                number(v.unwrap_or(p)).ok_or_else(bad)?
+            }
+            None => default.ok_or_else(bad)?,
+        };
+    }
+    Ok(out)
+}
+
+/// A number of a size string (see [`parse_size`]).
+fn number(s: &str) -> Option<f64> {
+    let s: String = s.trim().chars().filter(|&c| c != '_').collect();
+    let v = match s.split_once('^') {
+        Some((base, exp)) => base.parse::<f64>().ok()?.powf(exp.parse().ok()?),
+        None => s.parse().ok()?,
+    };
+    (v.is_finite() && v >= 0.0).then_some(v)
+}
+
+/// A size field that must be a whole number in `lo..=hi`.
+pub fn whole(kernel: &str, name: &str, v: f64, lo: u64, hi: u64) -> Result<u64, String> {
+    if v.fract() == 0.0 && v >= lo as f64 && v <= hi as f64 {
+        Ok(v as u64)
+    } else {
+        Err(format!(
+            "{kernel}: {name} = {v} is not a whole number in {lo}..={hi}"
+        ))
+    }
+}
+
+/// The body of most [`Instance::verify`]s: an error naming `kernel` if it has not run
+/// (`last` is `None`), else `check` of the last run's answer.
+pub fn verify<T>(
+    kernel: &str,
+    last: Option<T>,
+    check: impl FnOnce(T) -> Result<(), String>,
+) -> Result<(), String> {
+    check(last.ok_or_else(|| format!("{kernel}: not run"))?)
+}
+
+/// [`verify`] for an answer known in advance: `what` describes it (`fib(36)`), and a
+/// wrong one reads "`what` = got, expected `expected`".
+pub fn verify_eq<T: PartialEq + std::fmt::Display>(
+    kernel: &str,
+    what: impl std::fmt::Display,
+    last: Option<T>,
+    expected: T,
+) -> Result<(), String> {
+    verify(kernel, last, |got| {
+        if got == expected {
+            Ok(())
+        } else {
+            Err(format!("{what} = {got}, expected {expected}"))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_in_every_form() {
+        let f = [("n", None), ("t", Some(1.0))];
+        assert_eq!(parse_size("k", "24,2", f), Ok([24.0, 2.0]));
+        assert_eq!(parse_size("k", "n=24, t = 0.5", f), Ok([24.0, 0.5]));
+        assert_eq!(parse_size("k", "10^7", f), Ok([1e7, 1.0]));
+        assert_eq!(parse_size("k", "1e6,1_000", f), Ok([1e6, 1000.0]));
+        assert!(parse_size("k", "t=1,n=2", f).is_err(), "names out of order");
+        assert!(parse_size("k", "1,2,3", f).is_err());
+        assert!(parse_size("k", "-1", f).is_err());
+        assert!(parse_size("k", "x", f).is_err());
+        assert!(parse_size("k", "", [("n", None)]).is_err());
+        let e = parse_size("spc", "1", [("n", None), ("t", None)]).unwrap_err();
+        assert!(e.contains("spc") && e.contains("n,t"), "{e}");
+        assert_eq!(whole("k", "n", 3.0, 1, 3), Ok(3));
+        assert!(whole("k", "n", 3.5, 1, 9).is_err());
+        assert!(whole("k", "n", 0.0, 1, 9).is_err());
+    }
+
+    #[test]
+    fn verify_reports_no_run_and_wrong_answers() {
+        assert_eq!(verify_eq("fib", "fib(3)", Some(2u64), 2), Ok(()));
+        assert_eq!(
+            verify_eq("fib", "fib(3)", Some(5u64), 2),
+            Err("fib(3) = 5, expected 2".into())
+        );
+        assert_eq!(
+            verify_eq("fib", "fib(3)", None, 2u64),
+            Err("fib: not run".into())
+        );
+        assert_eq!(
+            verify("x", Some(1), |_| Err("bad".into())),
+            Err("bad".into())
+        );
+    }
+}

@@ -6,7 +6,8 @@
 //! `/proc/self/stat` (clock ticks of 10 ms). The measuring thread sleeps meanwhile, so
 //! nearly all of it is the pool's.
 
-use crate::fork::{Fork, Heist};
+use crate::fork::Heist;
+use crate::kernels::fib::fib;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -104,15 +105,6 @@ fn burst(pool: &heist::Pool, dur: Duration) {
         acc
     });
     std::hint::black_box(total);
-}
-
-/// The naive doubly recursive Fibonacci, forking at every level.
-fn fib<F: Fork>(f: F, n: u32) -> u64 {
-    if n < 2 {
-        return u64::from(n);
-    }
-    let (a, b) = f.join(|f| fib(f, n - 1), |f| fib(f, n - 2));
-    a + b
 }
 
 /// CPU time of the process while the calling thread sleeps `window`, in % of one core.

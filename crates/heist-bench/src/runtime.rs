@@ -14,9 +14,9 @@ pub const STACK_SIZE: usize = 256 << 20;
 pub enum RuntimeKind {
     /// The sequential elision, on the calling thread.
     Seq,
-    /// heist with Lace's split deque (seed 001).
+    /// heist with Lace's split deque (the Lace paper).
     HeistLace,
-    /// heist with the channel-based relay scheduler (seed 000).
+    /// heist with the channel-based relay scheduler (Prell's thesis).
     HeistRelay,
     /// rayon's pool.
     Rayon,
@@ -127,7 +127,7 @@ impl Runtime {
                     .stack_size(STACK_SIZE)
                     .start_handler(move |i| {
                         if pin {
-                            crate::affinity::pin_nth(i);
+                            heist::affinity::pin_nth(i);
                         }
                     })
                     .build()

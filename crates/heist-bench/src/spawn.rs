@@ -1,4 +1,4 @@
-//! Spawn-style contexts for the kernels that `join` cannot express (seed 000 §2.8 SPC and
+//! Spawn-style contexts for the kernels that `join` cannot express (Prell's thesis §2.8 SPC and
 //! BPC; §4.1–4.2 detached tasks and task barriers): a *scope* into which tasks are
 //! spawned one at a time and which waits for all of them, and *detached* `'static` tasks
 //! waited for by a barrier.
@@ -163,6 +163,24 @@ pub fn heist_only(kind: RuntimeKind) -> bool {
         kind,
         RuntimeKind::Seq | RuntimeKind::HeistLace | RuntimeKind::HeistRelay
     )
+}
+
+/// Runs a kernel written with heist-only constructs (see [`heist_only`]): `seq`, its
+/// elision, on the `seq` runtime, and `on_worker` on a worker of a heist pool.
+///
+/// # Panics
+/// On any other runtime (the harness reports the panic as that runtime's failure).
+pub fn exec_heist_only<R: Send>(
+    rt: &Runtime,
+    kernel: &str,
+    seq: impl FnOnce() -> R,
+    on_worker: impl FnOnce(&heist::Worker) -> R + Send,
+) -> R {
+    match (rt.kind(), rt.heist_pool()) {
+        (RuntimeKind::Seq, _) => seq(),
+        (_, Some(pool)) => pool.run(on_worker),
+        (kind, None) => panic!("{kernel}: heist-only constructs do not exist on {kind}"),
+    }
 }
 
 /// Spins for about `micros` µs of calibrated work (see [`crate::kernels::work`]), calling

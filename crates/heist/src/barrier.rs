@@ -67,9 +67,7 @@ unsafe fn execute<F: FnOnce(&Worker) + Send + 'static>(data: *const (), w: &Work
             stop_closed(&registry);
         }
         // A worker waiting in `Worker::barrier` may have gone to sleep.
-        if registry.sleep.has_sleepers() {
-            registry.sleep.wake_all();
-        }
+        registry.sleep.wake_all();
     }
 }
 

@@ -1,7 +1,9 @@
-//! A one-shot completion flag that a non-worker thread can block on and a worker can poll.
+//! A one-shot completion flag that a non-worker thread can block on and a worker can poll
+//! (PROTOCOLS.md, "The latch"; loom models in `loom_latch.rs`).
 
-use std::sync::atomic::{AtomicBool, Ordering::Acquire, Ordering::Release};
-use std::sync::{Condvar, Mutex, PoisonError};
+use crate::sync::{AtomicBool, Condvar, Mutex};
+use std::sync::atomic::Ordering::{Acquire, Release};
+use std::sync::PoisonError;
 
 /// Set once by the finishing side; waited on by the side that owns the memory.
 pub(crate) struct Latch {
@@ -38,7 +40,7 @@ impl Latch {
             (*this).done.store(true, Release);
             (*this).cv.notify_all();
         }
-        // The last touch: std's unlock, after which the waiter may free the latch.
+        // The last touch: the mutex's unlock, after which the waiter may free the latch.
         drop(g);
     }
 

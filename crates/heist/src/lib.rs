@@ -62,11 +62,15 @@
 
 #![warn(missing_docs)]
 
-mod affinity;
+pub mod affinity;
 mod barrier;
 mod future;
 mod lace;
 mod latch;
+#[cfg(all(test, loom))]
+mod loom_latch;
+#[cfg(all(test, loom))]
+mod loom_sleep;
 mod pool;
 mod relay;
 mod scope;

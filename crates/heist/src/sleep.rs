@@ -1,10 +1,18 @@
-//! Idle workers: a short bounded back-off, then sleep until woken (DESIGN §4 "Idle costs
-//! nothing"). A sleeper announces itself before its last look for work and a waker
-//! publishes work before it looks for sleepers, with a SeqCst fence on both sides, so
-//! one of the two always sees the other.
+//! Idle workers: a short bounded back-off, then sleep until woken. The papers' workers
+//! spin while idle; heist's workers sleep, so that an idle pool costs nothing.
+//!
+//! The handshake (PROTOCOLS.md, "Sleep and wake"; loom models in `loom_sleep.rs`): a
+//! sleeper announces itself in `sleepers`, then a SeqCst fence, then its last look for
+//! work and for what it waits for; a waker makes its work visible, then a SeqCst fence,
+//! then reads `sleepers`. Of two such fences one comes first, so either the sleeper's
+//! last look sees the work or the waker sees the sleeper. Every waker goes through the
+//! `wake_*` functions, which start with that fence and that load: with nobody asleep a
+//! wake-up costs one fence and one relaxed load, and takes no lock. A wake-up that the
+//! sleeper's last look does not cover is a hint, caught at worst by the sleep's timeout.
 
-use std::sync::atomic::{fence, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use crate::sync::{fence, AtomicUsize, Condvar, Mutex, MutexGuard};
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::PoisonError;
 use std::time::Duration;
 
 /// Steal rounds spent spinning before an idle worker starts yielding.
@@ -45,8 +53,9 @@ impl Sleep {
     }
 
     /// Puts worker `me` to sleep unless `has_work` finds something after it announced
-    /// itself. With a `timeout` it wakes by itself after that long. `roots`: whether it
-    /// may take up a root of `Pool::run` (see `wake_for_root`).
+    /// itself. `has_work` must look at everything whose waker this sleep relies on (see
+    /// the module docs). With a `timeout` it wakes by itself after that long. `roots`:
+    /// whether it may take up a root of `Pool::run` (see `wake_for_root`).
     pub(crate) fn sleep(
         &self,
         me: usize,
@@ -59,6 +68,7 @@ impl Sleep {
             idle.push((me, roots));
             self.sleepers.store(idle.len(), SeqCst);
         }
+        // Pairs with the fence at the start of every `wake_*`.
         fence(SeqCst);
         if has_work() {
             self.withdraw(me);
@@ -104,6 +114,14 @@ impl Sleep {
         }
     }
 
+    /// The waker's half of the handshake: after the fence, whether anyone sleeps. Call
+    /// after making work visible; pairs with the fence in `sleep`.
+    #[inline]
+    fn anyone_asleep(&self) -> bool {
+        fence(SeqCst);
+        self.sleepers.load(Relaxed) > 0
+    }
+
     /// Wakes one sleeping worker, if any. Call after making work visible.
     pub(crate) fn wake_one(&self) {
         self.wake_last(|_| true);
@@ -118,8 +136,7 @@ impl Sleep {
     /// Wakes the sleeper that went to sleep last among those whose `roots` flag `pick`
     /// accepts.
     fn wake_last(&self, pick: impl Fn(bool) -> bool) {
-        fence(SeqCst);
-        if self.sleepers.load(Relaxed) == 0 {
+        if !self.anyone_asleep() {
             return;
         }
         let w = {
@@ -136,8 +153,7 @@ impl Sleep {
 
     /// Wakes worker `w` if it sleeps (relay: the victim that serves a sleeper's request).
     pub(crate) fn wake(&self, w: usize) {
-        fence(SeqCst);
-        if self.sleepers.load(Relaxed) == 0 {
+        if !self.anyone_asleep() {
             return;
         }
         let found = {
@@ -154,19 +170,16 @@ impl Sleep {
         }
     }
 
-    /// Wakes every sleeper (shutdown).
+    /// Wakes every sleeper (shutdown, barriers).
     pub(crate) fn wake_all(&self) {
-        fence(SeqCst);
+        if !self.anyone_asleep() {
+            return;
+        }
         let all = std::mem::take(&mut *lock(&self.idle));
         self.sleepers.store(0, SeqCst);
         for (w, _) in all {
             self.unpark(w);
         }
-    }
-
-    /// Whether anyone sleeps (a hint).
-    pub(crate) fn has_sleepers(&self) -> bool {
-        self.sleepers.load(Relaxed) > 0
     }
 
     fn unpark(&self, w: usize) {

@@ -1,6 +1,6 @@
-//! Per-worker event counters (DESIGN §4 "Observable"), compiled in only with the `stats`
-//! feature. Each counter has one writer, its worker, so it is bumped with a relaxed load
-//! and store, never a read-modify-write; with the feature off `stat!` expands to nothing.
+//! Per-worker event counters, compiled in only with the `stats` feature. Each counter has
+//! one writer, its worker, so it is bumped with a relaxed load and store, never a
+//! read-modify-write; with the feature off `stat!` expands to nothing.
 
 #[cfg(feature = "stats")]
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

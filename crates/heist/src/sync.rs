@@ -1,10 +1,14 @@
-//! Atomics and cells of the lock-free protocols, swapped for loom's under `cfg(loom)` so
-//! that the same code is model-checked.
+//! Atomics, fences, locks and cells of the concurrency protocols, swapped for loom's under
+//! `cfg(loom)` so that the same code is model-checked (PROTOCOLS.md lists the models).
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
+pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
+#[cfg(loom)]
+pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
+pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
+#[cfg(not(loom))]
+pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// An `UnsafeCell` whose accesses loom tracks under `cfg(loom)`.
 #[derive(Debug)]

@@ -354,9 +354,7 @@ impl Worker {
         match self.registry.scheduler {
             Scheduler::Lace => {
                 self.owner.push_slow();
-                if self.registry.sleep.has_sleepers() {
-                    self.registry.sleep.wake_one();
-                }
+                self.registry.sleep.wake_one();
             }
             Scheduler::Relay => crate::relay::poll(self),
         }
@@ -406,7 +404,9 @@ impl Worker {
             } else {
                 fails += 1;
                 idle += 1;
-                self.back_off(idle, Some(Duration::from_micros(200)));
+                self.back_off(idle, Some(Duration::from_micros(200)), || {
+                    slot.thief.load(Acquire) == DONE
+                });
                 stat!(self.counters(), idle_ns, t.ns());
             }
         }
@@ -463,14 +463,16 @@ impl Worker {
                 idle = 0;
             } else {
                 idle += 1;
-                self.back_off(idle, Some(Duration::from_micros(500)));
+                self.back_off(idle, Some(Duration::from_micros(500)), &done);
                 stat!(self.counters(), idle_ns, t.ns());
             }
         }
     }
 
-    /// Spins, then yields, then sleeps (bounded by `timeout`, or until woken).
-    fn back_off(&self, idle: u32, timeout: Option<Duration>) {
+    /// Spins, then yields, then sleeps (bounded by `timeout`, or until woken). `done` is
+    /// what the caller waits for: the sleep's last look checks it too, so that its waker
+    /// cannot be missed (PROTOCOLS.md, "Sleep and wake").
+    fn back_off(&self, idle: u32, timeout: Option<Duration>, done: impl Fn() -> bool) {
         if idle < SPIN_ROUNDS {
             for _ in 0..(1 << (idle / 16).min(6)) {
                 std::hint::spin_loop();
@@ -498,7 +500,7 @@ impl Worker {
                 } else {
                     r.has_visible_work(roots)
                 };
-                visible || me.channels.pending() || r.terminate.load(Relaxed)
+                visible || done() || me.channels.pending() || r.terminate.load(Relaxed)
             });
         }
     }
@@ -513,9 +515,11 @@ impl Worker {
             }
             idle += 1;
             let r = &self.registry;
-            let busy = r.in_flight.load(Relaxed) > 0 || crate::relay::barrier_pending(r);
+            let in_flight = || r.in_flight.load(Relaxed) > 0 || crate::relay::barrier_pending(r);
+            let busy = in_flight();
             let timeout = busy.then(|| Duration::from_millis(2));
-            self.back_off(idle, timeout);
+            // Asleep without a timeout, only work coming in flight ends the sleep.
+            self.back_off(idle, timeout, || !busy && in_flight());
             // Time asleep with nothing in flight is not counted: the pool is simply idle.
             if busy {
                 stat!(self.counters(), idle_ns, t.ns());
@@ -539,9 +543,8 @@ impl Worker {
         }
         if self.steal_random() {
             stat!(self.counters(), steals);
-            if r.sleep.has_sleepers() {
-                r.sleep.wake_one();
-            }
+            // A hint: there may be more where this came from.
+            r.sleep.wake_one();
             return true;
         }
         stat!(self.counters(), failed_steals);
@@ -637,9 +640,7 @@ impl Worker {
                 if queued == 1 {
                     r.news.fetch_add(1, Relaxed);
                 }
-                if r.sleep.has_sleepers() {
-                    r.sleep.wake_one();
-                }
+                r.sleep.wake_one();
             }
         }
     }

@@ -1,4 +1,4 @@
-//! bpc: Bouncing Producer-Consumer (BENCHMARKS.md "Load-balancing stress"; seed 000 §2.8
+//! bpc: Bouncing Producer-Consumer (BENCHMARKS.md "Load-balancing stress"; Prell's thesis §2.8
 //! BPC, Table 2.1, after Dinan et al., and §3.6, where it shows why long tasks must poll).
 //!
 //! Each producer spawns the next producer (until there are `d` of them) and then `n`
@@ -13,9 +13,9 @@
 //! deep; `d` is capped at [`MAX_D`] to keep that within a main thread's stack (the
 //! thesis's §3 runs with d = 100 000 would need a larger one).
 
-use super::spc::{consume, parse_fields, whole};
+use super::spc::consume;
 use super::work;
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{self, verify, whole, Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
 use crate::spawn::{self, ScopeTask, Spawner, Tally};
 use std::hint::black_box;
@@ -75,11 +75,11 @@ impl Params {
 
 /// Parses `"d,n,t"`, e.g. `"1000,99,1"` or `"d=1000, n=999, t=10"`.
 fn parse_size(size: &str) -> Result<Params, String> {
-    let v = parse_fields("bpc", size, &["d", "n", "t"])?;
+    let [d, n, t] = bench::parse_size("bpc", size, [("d", None), ("n", None), ("t", None)])?;
     Ok(Params {
-        d: whole("bpc", "d", v[0], 1, MAX_D)?,
-        n: whole("bpc", "n", v[1], 0, MAX_N)?,
-        t: v[2],
+        d: whole("bpc", "d", d, 1, MAX_D)?,
+        n: whole("bpc", "n", n, 0, MAX_N)?,
+        t,
     })
 }
 
@@ -145,10 +145,9 @@ impl Instance for BpcInstance {
     }
 
     fn verify(&self) -> Result<(), String> {
-        if !self.ran {
-            return Err("bpc: not run".into());
-        }
-        self.tally.check(self.p.tasks(), "bpc")
+        verify("bpc", self.ran.then_some(()), |()| {
+            self.tally.check(self.p.tasks(), "bpc")
+        })
     }
 }
 

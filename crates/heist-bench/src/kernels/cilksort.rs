@@ -1,5 +1,5 @@
 //! cilksort: MIT Cilk's 4-way recursive merge sort with a parallel merge, on `u64`s
-//! (BENCHMARKS.md "Fork-join, recursive"; seed 000 §2.8 Cilksort, after the MIT Cilk
+//! (BENCHMARKS.md "Fork-join, recursive"; Prell's thesis §2.8 Cilksort, after the MIT Cilk
 //! `cilksort.cilk`).
 //!
 //! The array is cut into four quarters, sorted in parallel; quarters 1+2 and 3+4 are
@@ -51,7 +51,7 @@ impl Bench for Cilksort {
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
-        let n = parse_len(size).map_err(|e| format!("cilksort: {e}"))?;
+        let n = parse_len("cilksort", size)?;
         Ok(Box::new(CilksortInstance::new(n)))
     }
 }

@@ -1,11 +1,11 @@
 //! fib: the n-th Fibonacci number by binary recursion with no cut-off, so that nearly all
-//! of the time is fork-join overhead (BENCHMARKS.md "Fork-join, recursive"; seed 001 §6
-//! `fib`, seed 000 ch. 6).
+//! of the time is fork-join overhead (BENCHMARKS.md "Fork-join, recursive"; the Lace paper §6
+//! `fib`, Prell's thesis ch. 6).
 //!
 //! Every call with `n ≥ 2` joins `fib(n-1)` and `fib(n-2)`; with [`crate::fork::Seq`] this
 //! is the plain recursive function. The result is checked against an iterative Fibonacci.
 
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{parse_size, verify_eq, whole, Bench, Instance, SizeClass};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, Task};
 use std::hint::black_box;
@@ -40,14 +40,8 @@ impl Bench for Fib {
 
 /// Parses `n` (0..=93).
 fn parse_n(size: &str) -> Result<u32, String> {
-    let n: u32 = size
-        .trim()
-        .parse()
-        .map_err(|_| format!("fib: size `{size}` is not a number n"))?;
-    if n > MAX_N {
-        return Err(format!("fib: n = {n} overflows u64 (at most {MAX_N})"));
-    }
-    Ok(n)
+    let [n] = parse_size("fib", size, [("n", None)])?;
+    Ok(whole("fib", "n", n, 0, MAX_N.into())? as u32)
 }
 
 /// fib(n) by binary recursion, both calls joined through `f`.
@@ -101,11 +95,12 @@ impl Instance for FibInstance {
     }
 
     fn verify(&self) -> Result<(), String> {
-        match self.result {
-            None => Err("fib: not run".into()),
-            Some(r) if r == self.expected => Ok(()),
-            Some(r) => Err(format!("fib({}) = {r}, expected {}", self.n, self.expected)),
-        }
+        verify_eq(
+            "fib",
+            format!("fib({})", self.n),
+            self.result,
+            self.expected,
+        )
     }
 }
 

@@ -1,6 +1,6 @@
 //! matmul: Cilk's recursive matrix multiply `C += A·B` of `f64` matrices, splitting the
-//! largest of the three dimensions (BENCHMARKS.md "Fork-join, recursive"; seed 001 §6
-//! `matmul`, the Cilk benchmark-set algorithm; seed 000 §2.8 Matmul).
+//! largest of the three dimensions (BENCHMARKS.md "Fork-join, recursive"; the Lace paper §6
+//! `matmul`, the Cilk benchmark-set algorithm; Prell's thesis §2.8 Matmul).
 //!
 //! A split of the rows of `A` (and `C`) or of the columns of `B` (and `C`) gives two
 //! independent products, joined in parallel. A split of the inner dimension gives two
@@ -11,7 +11,7 @@
 //! above, by Freivalds' test against two fixed vectors `x`, comparing `C·x` with
 //! `A·(B·x)` (precomputed) within a rounding bound.
 
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{parse_size, whole, Bench, Instance, SizeClass};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, Task};
 use std::marker::PhantomData;
@@ -44,13 +44,8 @@ impl Bench for Matmul {
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
-        let n: usize = size
-            .trim()
-            .parse()
-            .map_err(|_| format!("matmul: size `{size}` is not a number n"))?;
-        if !(1..=32_768).contains(&n) {
-            return Err(format!("matmul: n = {n} outside 1..=32768"));
-        }
+        let [n] = parse_size("matmul", size, [("n", None)])?;
+        let n = whole("matmul", "n", n, 1, 32_768)? as usize;
         Ok(Box::new(MatmulInstance::new(n)))
     }
 }

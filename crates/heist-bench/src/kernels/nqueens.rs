@@ -1,6 +1,6 @@
 //! nqueens: count the solutions of the N-Queens problem by backtracking, one task per
-//! legal placement (BENCHMARKS.md "Fork-join, recursive"; seed 000 §2.8 NQueens, the
-//! BOTS / MIT Cilk code; seed 001 §6 `queens`).
+//! legal placement (BENCHMARKS.md "Fork-join, recursive"; Prell's thesis §2.8 NQueens, the
+//! BOTS / MIT Cilk code; the Lace paper §6 `queens`).
 //!
 //! As in BOTS, a board is a small array of column numbers copied into every task, and a
 //! placement is legal when the BOTS `ok` test (every pair of queens on the board so far)
@@ -8,7 +8,7 @@
 //! binary splitting of that set with `join`, so each legal placement becomes one leaf of
 //! the join tree. The count is checked against the known solution counts (OEIS A000170).
 
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{parse_size, verify_eq, whole, Bench, Instance, SizeClass};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, Task};
 use std::hint::black_box;
@@ -66,18 +66,10 @@ impl Bench for NQueens {
     }
 }
 
-/// Parses the board size `n` (1..=18).
+/// Parses the board size `n` (1..=18, the known solution counts).
 fn parse_n(size: &str) -> Result<usize, String> {
-    let n: usize = size
-        .trim()
-        .parse()
-        .map_err(|_| format!("nqueens: size `{size}` is not a number n"))?;
-    if !(1..=MAX_N).contains(&n) {
-        return Err(format!(
-            "nqueens: n = {n} outside 1..={MAX_N} (the known solution counts)"
-        ));
-    }
-    Ok(n)
+    let [n] = parse_size("nqueens", size, [("n", None)])?;
+    Ok(whole("nqueens", "n", n, 1, MAX_N as u64)? as usize)
 }
 
 /// The known number of solutions for an `n × n` board.
@@ -180,14 +172,8 @@ impl Instance for QueensInstance {
     }
 
     fn verify(&self) -> Result<(), String> {
-        match self.result {
-            None => Err("nqueens: not run".into()),
-            Some(r) if r == self.expected => Ok(()),
-            Some(r) => Err(format!(
-                "nqueens({}) = {r} solutions, expected {}",
-                self.n, self.expected
-            )),
-        }
+        let what = format!("nqueens({}) solutions", self.n);
+        verify_eq("nqueens", what, self.result, self.expected)
     }
 }
 

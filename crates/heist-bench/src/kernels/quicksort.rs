@@ -1,5 +1,5 @@
 //! quicksort: in-place parallel quicksort of `u64`s, median-of-three pivot, insertion
-//! sort for at most 100 elements (BENCHMARKS.md "Fork-join, recursive"; seed 000 §2.8
+//! sort for at most 100 elements (BENCHMARKS.md "Fork-join, recursive"; Prell's thesis §2.8
 //! Quicksort).
 //!
 //! The partition is sequential; the two sides are then sorted in parallel with `join`.
@@ -8,7 +8,7 @@
 //! multiset). The input generator, the partition, the insertion sort and the check are
 //! shared with [`super::cilksort`].
 
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{parse_size, whole, Bench, Instance, SizeClass};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, Task};
 
@@ -38,26 +38,15 @@ impl Bench for Quicksort {
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
-        let n = parse_len(size).map_err(|e| format!("quicksort: {e}"))?;
+        let n = parse_len("quicksort", size)?;
         Ok(Box::new(QuicksortInstance::new(n)))
     }
 }
 
 /// Parses an element count: `"10000000"`, `"10_000_000"`, `"10^7"` or `"1e7"`.
-pub fn parse_len(size: &str) -> Result<usize, String> {
-    let s: String = size.trim().chars().filter(|&c| c != '_').collect();
-    let bad = || format!("size `{size}` is not a count (e.g. 1000000, 10^7 or 1e7)");
-    let num = |t: &str| t.parse::<usize>().map_err(|_| bad());
-    let n = if let Some((base, exp)) = s.split_once('^') {
-        num(base)?.checked_pow(num(exp)?.try_into().map_err(|_| bad())?)
-    } else if let Some((mant, exp)) = s.split_once(['e', 'E']) {
-        10usize
-            .checked_pow(num(exp)?.try_into().map_err(|_| bad())?)
-            .and_then(|p| p.checked_mul(num(mant).ok()?))
-    } else {
-        Some(num(&s)?)
-    };
-    n.filter(|&n| n <= 1 << 40).ok_or_else(bad)
+pub fn parse_len(kernel: &str, size: &str) -> Result<usize, String> {
+    let [n] = parse_size(kernel, size, [("n", None)])?;
+    Ok(whole(kernel, "n", n, 0, 1 << 40)? as usize)
 }
 
 /// splitmix64: the input generator.
@@ -248,12 +237,12 @@ mod tests {
 
     #[test]
     fn sizes_parse() {
-        assert_eq!(parse_len("10^7"), Ok(10_000_000));
-        assert_eq!(parse_len("1e4"), Ok(10_000));
-        assert_eq!(parse_len("2E3"), Ok(2_000));
-        assert_eq!(parse_len("1_000_000"), Ok(1_000_000));
-        assert!(parse_len("10^").is_err());
-        assert!(parse_len("x").is_err());
-        assert!(parse_len("10^40").is_err());
+        assert_eq!(parse_len("quicksort", "10^7"), Ok(10_000_000));
+        assert_eq!(parse_len("quicksort", "1e4"), Ok(10_000));
+        assert_eq!(parse_len("quicksort", "2E3"), Ok(2_000));
+        assert_eq!(parse_len("quicksort", "1_000_000"), Ok(1_000_000));
+        assert!(parse_len("quicksort", "10^").is_err());
+        assert!(parse_len("quicksort", "x").is_err());
+        assert!(parse_len("quicksort", "10^40").is_err());
     }
 }

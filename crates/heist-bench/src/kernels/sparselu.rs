@@ -1,5 +1,5 @@
 //! sparselu: the BOTS sparse LU factorisation of a block matrix whose all-zero blocks are
-//! not allocated (BENCHMARKS.md "Fork-join, recursive"; seed 000 §2.8 LU, after the BOTS
+//! not allocated (BENCHMARKS.md "Fork-join, recursive"; Prell's thesis §2.8 LU, after the BOTS
 //! OpenMP `sparselu`, single-producer version).
 //!
 //! The matrix has `NB × NB` blocks of `BS × BS` `f64`s; which blocks exist, and their
@@ -15,7 +15,7 @@
 //! with the sequential elision's, computed once at setup (same structure, every value
 //! within 1e-9 relative).
 
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{parse_size, whole, Bench, Instance, SizeClass};
 use crate::fork::{Fork, Seq};
 use crate::runtime::{Runtime, Task};
 
@@ -43,21 +43,16 @@ impl Bench for SparseLu {
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
-        let (nb, bs) = parse_size(size)?;
+        let (nb, bs) = parse_nb_bs(size)?;
         Ok(Box::new(SparseLuInstance::new(nb, bs)))
     }
 }
 
 /// Parses `"NB,BS"` (blocks per side, block side), e.g. `"40,32"`.
-pub(super) fn parse_size(size: &str) -> Result<(usize, usize), String> {
-    let bad = || format!("sparselu: size `{size}` is not \"NB,BS\" (e.g. \"40,32\")");
-    let (nb, bs) = size.split_once(',').ok_or_else(bad)?;
-    let nb: usize = nb.trim().parse().map_err(|_| bad())?;
-    let bs: usize = bs.trim().parse().map_err(|_| bad())?;
-    if !(1..=1024).contains(&nb) || !(1..=1024).contains(&bs) {
-        return Err(format!("sparselu: NB = {nb}, BS = {bs} outside 1..=1024"));
-    }
-    Ok((nb, bs))
+pub(super) fn parse_nb_bs(size: &str) -> Result<(usize, usize), String> {
+    let [nb, bs] = parse_size("sparselu", size, [("NB", None), ("BS", None)])?;
+    let nb = whole("sparselu", "NB", nb, 1, 1024)? as usize;
+    Ok((nb, whole("sparselu", "BS", bs, 1, 1024)? as usize))
 }
 
 /// A sparse block matrix: `nb × nb` optional blocks, row-major.
@@ -400,9 +395,9 @@ mod tests {
 
     #[test]
     fn sizes_parse() {
-        assert_eq!(parse_size("40,32"), Ok((40, 32)));
-        assert_eq!(parse_size(" 10 , 10 "), Ok((10, 10)));
-        assert!(parse_size("40").is_err());
-        assert!(parse_size("0,4").is_err());
+        assert_eq!(parse_nb_bs("40,32"), Ok((40, 32)));
+        assert_eq!(parse_nb_bs(" 10 , 10 "), Ok((10, 10)));
+        assert!(parse_nb_bs("40").is_err());
+        assert!(parse_nb_bs("0,4").is_err());
     }
 }

@@ -1,6 +1,6 @@
 //! sparselu-detached: [`super::sparselu`] written as the thesis writes LU, with detached
 //! tasks and a task barrier after each phase (BENCHMARKS.md "Fork-join, recursive";
-//! seed 000 §2.8 LU, Table 2.1 "two task barriers per iteration", and §4.1–4.2 task
+//! Prell's thesis §2.8 LU, Table 2.1 "two task barriers per iteration", and §4.1–4.2 task
 //! barriers, after the BOTS OpenMP `sparselu`, single-producer version).
 //!
 //! The root task is the single producer. For each `kk` it factors the diagonal block
@@ -18,10 +18,10 @@
 //! computed once at setup, is the reference (same structure, values within 1e-9).
 
 use super::sparselu::{self, bdiv, bmod, compare, fwd, lu0, Block, Matrix};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{verify, Bench, Instance, SizeClass};
 use crate::fork::Seq;
 use crate::runtime::{Runtime, RuntimeKind};
-use crate::spawn::{self, Detach, SeqDetach};
+use crate::spawn::{self, exec_heist_only, Detach, SeqDetach};
 use std::cell::UnsafeCell;
 use std::sync::Arc;
 
@@ -46,7 +46,7 @@ impl Bench for SparseLuDetached {
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
-        let (nb, bs) = sparselu::parse_size(size)?;
+        let (nb, bs) = sparselu::parse_nb_bs(size)?;
         Ok(Box::new(SparseLuDetachedInstance::new(nb, bs)))
     }
 }
@@ -209,21 +209,21 @@ impl Instance for SparseLuDetachedInstance {
     fn run(&mut self, rt: &Runtime) {
         let m = self.matrix.take().expect("reset before run");
         let shared = Arc::new(Shared::new(m));
-        match (rt.kind(), rt.heist_pool()) {
-            (RuntimeKind::Seq, _) => sparselu_detached(&SeqDetach, &shared),
-            (_, Some(pool)) => pool.run(|w| sparselu_detached(w, &shared)),
-            (kind, None) => panic!("sparselu-detached: no detached tasks on {kind}"),
-        }
+        exec_heist_only(
+            rt,
+            "sparselu-detached",
+            || sparselu_detached(&SeqDetach, &shared),
+            |w| sparselu_detached(w, &shared),
+        );
         let shared = Arc::try_unwrap(shared)
             .unwrap_or_else(|_| panic!("sparselu-detached: a task outlived the last barrier"));
         self.matrix = Some(shared.into_matrix());
     }
 
     fn verify(&self) -> Result<(), String> {
-        match &self.matrix {
-            None => Err("sparselu-detached: no matrix (the run failed)".into()),
-            Some(m) => compare(m, &self.reference),
-        }
+        verify("sparselu-detached", self.matrix.as_ref(), |m| {
+            compare(m, &self.reference)
+        })
     }
 }
 
@@ -262,7 +262,7 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "no detached tasks on chili")]
+    #[should_panic(expected = "sparselu-detached: heist-only constructs do not exist on chili")]
     fn chili_run_is_refused() {
         let rt = Runtime::new(RuntimeKind::Chili, 1).unwrap();
         let mut inst = SparseLuDetachedInstance::new(2, 2);

@@ -1,5 +1,5 @@
 //! spc: Simple Producer-Consumer — one producer spawns `n` tasks of `t` µs each
-//! (BENCHMARKS.md "Load-balancing stress"; seed 000 §2.8 SPC, Table 2.1, and §3.5, where
+//! (BENCHMARKS.md "Load-balancing stress"; Prell's thesis §2.8 SPC, Table 2.1, and §3.5, where
 //! it measures how many consumers a single producer can keep busy).
 //!
 //! The root task is the producer: it spawns the consumers one at a time in a loop, so
@@ -11,7 +11,7 @@
 //! compared with the closed form for tasks `0..n`.
 
 use super::work;
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{parse_size, verify, whole, Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
 use crate::spawn::{self, ScopeTask, Spawner, Tally};
 use std::hint::black_box;
@@ -47,52 +47,15 @@ impl Bench for Spc {
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
-        let (n, t) = parse_size(size)?;
+        let (n, t) = parse_spc(size)?;
         Ok(Box::new(SpcInstance::new(n, t)))
     }
 }
 
-/// Splits a size like `"d,n,t"` or `"d=1000, n=99, t=1"` into one number per name, in
-/// order; every field must be given, the `name=` prefixes are optional.
-pub(super) fn parse_fields(kernel: &str, size: &str, names: &[&str]) -> Result<Vec<f64>, String> {
-    let example = names.join(",");
-    let bad = || format!("{kernel}: size `{size}` is not \"{example}\"");
-    let parts: Vec<&str> = size.split(',').map(str::trim).collect();
-    if parts.len() != names.len() {
-        return Err(bad());
-    }
-    parts
-        .iter()
-        .zip(names)
-        .map(|(p, name)| {
-            let v = p
-                .strip_prefix(name)
-                .and_then(|r| r.trim_start().strip_prefix('='));
-            let v: f64 = v.unwrap_or(p).trim().parse().map_err(|_| bad())?;
-            if v.is_finite() && v >= 0.0 {
-                Ok(v)
-            } else {
-                Err(bad())
-            }
-        })
-        .collect()
-}
-
-/// A field that must be a whole number in `lo..=hi`.
-pub(super) fn whole(kernel: &str, name: &str, v: f64, lo: u64, hi: u64) -> Result<u64, String> {
-    if v.fract() == 0.0 && v >= lo as f64 && v <= hi as f64 {
-        Ok(v as u64)
-    } else {
-        Err(format!(
-            "{kernel}: {name} = {v} is not a whole number in {lo}..={hi}"
-        ))
-    }
-}
-
 /// Parses `"n,t"` (tasks, µs per task), e.g. `"100000,10"` or `"n=100000,t=10"`.
-fn parse_size(size: &str) -> Result<(u64, f64), String> {
-    let v = parse_fields("spc", size, &["n", "t"])?;
-    Ok((whole("spc", "n", v[0], 0, MAX_N)?, v[1]))
+fn parse_spc(size: &str) -> Result<(u64, f64), String> {
+    let [n, t] = parse_size("spc", size, [("n", None), ("t", None)])?;
+    Ok((whole("spc", "n", n, 0, MAX_N)?, t))
 }
 
 /// One consumer: `t` µs of polled work, then its index into the tally.
@@ -156,10 +119,9 @@ impl Instance for SpcInstance {
     }
 
     fn verify(&self) -> Result<(), String> {
-        if !self.ran {
-            return Err("spc: not run".into());
-        }
-        self.tally.check(self.n, "spc")
+        verify("spc", self.ran.then_some(()), |()| {
+            self.tally.check(self.n, "spc")
+        })
     }
 }
 
@@ -185,14 +147,14 @@ mod tests {
 
     #[test]
     fn sizes_parse() {
-        assert_eq!(parse_size("100000,10"), Ok((100_000, 10.0)));
-        assert_eq!(parse_size("n=1000000, t=1"), Ok((1_000_000, 1.0)));
-        assert_eq!(parse_size("n = 5,t= 0.5"), Ok((5, 0.5)));
-        assert!(parse_size("1000").is_err());
-        assert!(parse_size("1000,1,1").is_err());
-        assert!(parse_size("1.5,1").is_err());
-        assert!(parse_size("10,-1").is_err());
-        assert!(parse_size("t=1,n=10").is_err());
+        assert_eq!(parse_spc("100000,10"), Ok((100_000, 10.0)));
+        assert_eq!(parse_spc("n=1000000, t=1"), Ok((1_000_000, 1.0)));
+        assert_eq!(parse_spc("n = 5,t= 0.5"), Ok((5, 0.5)));
+        assert!(parse_spc("1000").is_err());
+        assert!(parse_spc("1000,1,1").is_err());
+        assert!(parse_spc("1.5,1").is_err());
+        assert!(parse_spc("10,-1").is_err());
+        assert!(parse_spc("t=1,n=10").is_err());
     }
 
     #[test]

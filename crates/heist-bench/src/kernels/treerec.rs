@@ -1,5 +1,5 @@
 //! treerec: a Fibonacci-shaped task tree whose leaves each do `t` µs of busy work
-//! (BENCHMARKS.md "Fork-join, recursive"; seed 000 §2.8 Treerec).
+//! (BENCHMARKS.md "Fork-join, recursive"; Prell's thesis §2.8 Treerec).
 //!
 //! A task `n ≥ 2` joins the tasks `n-1` and `n-2`; a leaf (`n < 2`) spins for `t` µs with
 //! the calibrated loop of [`super::work`] and counts 1. The leaf work simulates a
@@ -7,7 +7,7 @@
 //! count: `leaves(n) = fib(n+1)`, computed by iteration.
 
 use super::work;
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{self, verify_eq, whole, Bench, Instance, SizeClass};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, Task};
 use std::hint::black_box;
@@ -43,27 +43,8 @@ impl Bench for TreeRec {
 
 /// Parses `"n,t"`, also written `"n=24,t=1"` or `"n=24, t=1"`; a lone `"n"` means `t = 1`.
 pub(super) fn parse_size(size: &str) -> Result<(u32, f64), String> {
-    let bad = || format!("treerec: size `{size}` is not \"n,t\" (e.g. \"24,1\" or \"n=24,t=1\")");
-    let mut parts = size.split(',').map(str::trim);
-    let n_part = parts.next().ok_or_else(bad)?;
-    let n_part = n_part.strip_prefix("n=").unwrap_or(n_part).trim();
-    let n: u32 = n_part.parse().map_err(|_| bad())?;
-    let t: f64 = match parts.next() {
-        None => 1.0,
-        Some(p) => p
-            .strip_prefix("t=")
-            .unwrap_or(p)
-            .trim()
-            .parse()
-            .map_err(|_| bad())?,
-    };
-    if parts.next().is_some() || !(t >= 0.0 && t.is_finite()) {
-        return Err(bad());
-    }
-    if n > MAX_N {
-        return Err(format!("treerec: n = {n} too large (at most {MAX_N})"));
-    }
-    Ok((n, t))
+    let [n, t] = bench::parse_size("treerec", size, [("n", None), ("t", Some(1.0))])?;
+    Ok((whole("treerec", "n", n, 0, MAX_N.into())? as u32, t))
 }
 
 /// The number of leaves of the tree of `n`: fib(n+1), by iteration.
@@ -127,14 +108,8 @@ impl Instance for TreeRecInstance {
     }
 
     fn verify(&self) -> Result<(), String> {
-        match self.result {
-            None => Err("treerec: not run".into()),
-            Some(r) if r == self.expected => Ok(()),
-            Some(r) => Err(format!(
-                "treerec({}) ran {r} leaves, expected {}",
-                self.n, self.expected
-            )),
-        }
+        let what = format!("treerec({}) leaves", self.n);
+        verify_eq("treerec", what, self.result, self.expected)
     }
 }
 

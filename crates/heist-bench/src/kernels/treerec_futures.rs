@@ -1,5 +1,5 @@
 //! treerec-futures: [`super::treerec`] written with futures, as the thesis writes it
-//! (BENCHMARKS.md "Fork-join, recursive"; seed 000 §2.8 Treerec, and §4.3–4.4 / Ch. 6,
+//! (BENCHMARKS.md "Fork-join, recursive"; Prell's thesis §2.8 Treerec, and §4.3–4.4 / Ch. 6,
 //! where "a future for n−1, n−2 computed inline" is the Treerec of every comparison).
 //!
 //! A task `n ≥ 2` spawns `n-1` as a future with [`heist::Worker::futures`], computes
@@ -10,10 +10,10 @@
 
 use super::treerec::{self, leaves};
 use super::work;
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{verify_eq, Bench, Instance, SizeClass};
 use crate::fork::Seq;
 use crate::runtime::{Runtime, RuntimeKind};
-use crate::spawn;
+use crate::spawn::{self, exec_heist_only};
 use std::hint::black_box;
 
 /// The treerec-futures kernel of the catalogue.
@@ -77,23 +77,18 @@ impl Instance for TreeRecFuturesInstance {
 
     fn run(&mut self, rt: &Runtime) {
         let (n, t) = (black_box(self.n), self.t);
-        let r = match (rt.kind(), rt.heist_pool()) {
-            (RuntimeKind::Seq, _) => treerec::treerec(Seq, n, t),
-            (_, Some(pool)) => pool.run(|w| treerec_futures(w, n, t)),
-            (kind, None) => panic!("treerec-futures: heist's futures do not exist on {kind}"),
-        };
+        let r = exec_heist_only(
+            rt,
+            "treerec-futures",
+            || treerec::treerec(Seq, n, t),
+            |w| treerec_futures(w, n, t),
+        );
         self.result = Some(r);
     }
 
     fn verify(&self) -> Result<(), String> {
-        match self.result {
-            None => Err("treerec-futures: not run".into()),
-            Some(r) if r == self.expected => Ok(()),
-            Some(r) => Err(format!(
-                "treerec-futures({}) ran {r} leaves, expected {}",
-                self.n, self.expected
-            )),
-        }
+        let what = format!("treerec-futures({}) leaves", self.n);
+        verify_eq("treerec-futures", what, self.result, self.expected)
     }
 }
 
@@ -140,7 +135,7 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "futures do not exist on rayon")]
+    #[should_panic(expected = "treerec-futures: heist-only constructs do not exist on rayon")]
     fn rayon_run_is_refused() {
         let rt = Runtime::new(RuntimeKind::Rayon, 1).unwrap();
         instance("4,0").run(&rt);

@@ -34,7 +34,7 @@
 //! the threads that run them large stacks (e.g. `RUST_MIN_STACK`, or a stack size in the
 //! pool builder).
 
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{self, Bench, Instance, SizeClass};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, Task};
 use sha1::{Digest, Sha1};
@@ -566,17 +566,16 @@ impl Instance for UtsRun {
     }
 
     fn verify(&self) -> Result<(), String> {
-        let got = self.last.ok_or("uts: no run to verify")?;
-        if got == self.expected {
-            Ok(())
-        } else {
+        bench::verify("uts", self.last, |got| {
             let e = self.expected;
-            Err(format!(
-                "uts: counted {} nodes, {} leaves, depth {}; expected {} nodes, {} leaves, \
-                 depth {}",
-                got.nodes, got.leaves, got.max_depth, e.nodes, e.leaves, e.max_depth
-            ))
-        }
+            (got == e).then_some(()).ok_or_else(|| {
+                format!(
+                    "uts: counted {} nodes, {} leaves, depth {}; expected {} nodes, {} \
+                     leaves, depth {}",
+                    got.nodes, got.leaves, got.max_depth, e.nodes, e.leaves, e.max_depth
+                )
+            })
+        })
     }
 }
 

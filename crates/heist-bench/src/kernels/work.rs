@@ -1,6 +1,6 @@
 //! Calibrated busy work: "spin for t µs of CPU work", the leaf work of treerec and the
 //! task body of the load-balancing stress kernels (BENCHMARKS.md: "t µs of work is a
-//! calibrated busy loop, not a sleep"; seed 000 §2.8, SPC, BPC and Treerec).
+//! calibrated busy loop, not a sleep"; Prell's thesis §2.8, SPC, BPC and Treerec).
 //!
 //! The loop is calibrated once per process (the first call of [`iters_per_micro`]): it
 //! is timed several times and the fastest trial sets the rate, so that a loaded machine

@@ -1,4 +1,5 @@
-//! The relay scheduler (seed 000 ch. 3 and §5.1): work stealing over channels. Deques
+//! The relay scheduler (Prell, "Embracing Explicit Communication in Work-Stealing
+//! Runtime Systems", ch. 3 and §5.1): work stealing over channels. Deques
 //! are private; an idle worker sends one steal request at a time, and a victim with
 //! nothing to give forwards it to another random victim (never back to the thief) until
 //! n−1 have failed, when it returns to its thief. A victim answers with one task or, in
@@ -20,6 +21,8 @@ pub(crate) mod channel;
 #[cfg(all(test, loom))]
 mod loom_channel;
 #[cfg(all(test, loom))]
+mod loom_flag;
+#[cfg(all(test, loom))]
 mod loom_termination;
 mod peer;
 mod request;
@@ -27,12 +30,13 @@ mod termination;
 
 pub(crate) use termination::{at_root, barrier, barrier_pending, Barriers, Termination, MANAGER};
 
-use crate::lace::deque::Pop;
+use crate::lace::deque::{Deque, Home, Owner, Pop};
 use crate::stats::stat;
+use crate::sync::fence;
 use crate::task::{JobRef, Slot};
 use crate::worker::Worker;
 use std::cell::Cell;
-use std::sync::atomic::{fence, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::atomic::{Ordering::Relaxed, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
 /// Steals per adaptive-stealing interval (thesis §5.1.3).
@@ -212,10 +216,7 @@ impl Default for Local {
 /// loops, and by `heist::poll`.
 pub(crate) fn poll(w: &Worker) {
     w.relay.spawned.set(true);
-    w.owner().clear_flag();
-    // Pairs with the fence in `send`: either we see the request, or the sender's flag
-    // store lands after our clear and the next push or pop comes back here.
-    fence(SeqCst);
+    lower_flag(w.owner());
     let r = w.registry();
     if w.index() as u32 == MANAGER {
         while let Some(job) = r.take_injected(false) {
@@ -294,10 +295,25 @@ fn give_jobs(w: &Worker, thief: u32, jobs: Vec<JobRef>) {
 pub(crate) fn send(w: &Worker, to: u32, req: Request) {
     let r = w.registry();
     let info = &r.infos[to as usize];
-    info.channels.post_request(req);
-    fence(SeqCst);
-    info.deque.raise_flag();
+    post_and_raise(&info.channels, &info.deque, req);
     r.sleep.wake(to as usize);
+}
+
+/// The sender's half of the flag pairing (PROTOCOLS.md, "Relay"): queue the request,
+/// fence, raise the owner's flag. Pairs with the fence in `lower_flag`: either the owner's
+/// drain after it sees the request, or this flag store lands after the owner's lowering
+/// and its next push or pop polls again.
+pub(crate) fn post_and_raise<B: Copy>(ch: &Channels<B>, dq: &Deque, req: Request) {
+    ch.post_request(req);
+    fence(SeqCst);
+    dq.raise_flag();
+}
+
+/// The owner's half of the flag pairing: lower the flag, fence; the caller then drains
+/// its request channel.
+pub(crate) fn lower_flag<H: Home>(owner: &Owner<H>) {
+    owner.clear_flag();
+    fence(SeqCst);
 }
 
 /// One steal attempt on `victim`: run a batch if one has arrived, otherwise make sure a
