@@ -74,7 +74,6 @@ pub(crate) fn wait_latch(latch: &Latch) {
             let outer = w.root_level.replace(w.running());
             w.wait_until(|| latch.probe());
             w.root_level.set(outer);
-            latch.settle();
         }
         None => latch.wait(),
     })

@@ -172,6 +172,8 @@ impl<H: Home> Owner<H> {
         // `gate_addr` reaches the gate from the owner's address, outside the owner, so it
         // takes up this provenance of the gate: exposed here, for the deque's lifetime.
         let _ = (&dq.gate.0 as *const Gate).expose_provenance();
+        // Likewise the slot array's, for `slot_ptr`.
+        let _ = base.expose_provenance();
         // Lace starts all-stolen, so its first push publishes; relay starts open.
         let limit = if relay { dq.end() } else { base };
         dq.gate.0.limit.store(limit, Relaxed);
@@ -192,6 +194,14 @@ impl<H: Home> Owner<H> {
     /// Whether this owner sits where `H` says, so that `gate` finds its deque's gate.
     pub(crate) fn is_home(&self) -> bool {
         ptr::eq(self.gate_addr(), &self.dq().gate.0)
+    }
+
+    /// A pointer to the slot at `slot`'s address with the whole array's provenance (exposed
+    /// in `new`). A pointer derived from `&Slot` covers that one slot only, while `head`
+    /// is stepped from it to its neighbours. Compiles to the address itself.
+    #[inline(always)]
+    fn slot_ptr(addr: usize) -> *const Slot {
+        ptr::with_exposed_provenance(addr)
     }
 
     /// The gate's address, computed from the owner's. A pointer derived from `&self`
@@ -261,8 +271,9 @@ impl<H: Home> Owner<H> {
     #[inline(always)]
     pub(crate) fn advance(&self, slot: &Slot) {
         debug_assert_eq!(self.head.get(), slot as *const Slot);
-        // SAFETY: `fast_slot` checked `slot = head < limit <= end`.
-        self.head.set(unsafe { (slot as *const Slot).add(1) });
+        // `fast_slot` checked `slot = head < limit <= end`.
+        let next = (slot as *const Slot).addr() + mem::size_of::<Slot>();
+        self.head.set(Self::slot_ptr(next));
     }
 
     /// The slot the next push writes, or `None` when the deque is full.
@@ -292,7 +303,7 @@ impl<H: Home> Owner<H> {
         let top = top as *const Slot;
         debug_assert_eq!(self.head.get(), top.wrapping_add(1));
         if top >= self.gate().floor.load(Relaxed).cast_const() {
-            self.head.set(top);
+            self.head.set(Self::slot_ptr(top.addr()));
             return true;
         }
         false
@@ -429,14 +440,14 @@ impl<H: Home> Owner<H> {
         self.index(self.head.get()) - self.index(self.o_split.get())
     }
 
-    /// Relay: hands the `k` oldest private tasks out; returns the first of them.
-    pub(crate) fn hand_out(&self, k: u32) -> &Slot {
+    /// Relay: hands the `k` oldest private tasks out; returns a pointer to the first of
+    /// them that reaches all `k` (a `&Slot` would reach the first only).
+    pub(crate) fn hand_out(&self, k: u32) -> *const Slot {
         debug_assert!(self.relay && k >= 1 && k <= self.private_len());
         let first = self.o_split.get();
         // SAFETY: `o_split + k <= head`, inside the slot array.
         self.set_split(unsafe { first.add(k as usize) });
-        // SAFETY: `first < head`, a live slot of the array.
-        unsafe { &*first }
+        first
     }
 
     /// Relay: the pop after polling; the top task is ours unless it was handed out.
