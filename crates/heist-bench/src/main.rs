@@ -72,6 +72,10 @@ struct RunArgs {
     /// Collect heist's per-worker counters (needs a build with `--features stats`).
     #[arg(long)]
     stats: bool,
+    /// Print the process's peak resident memory at the end (inputs included; run one
+    /// runtime per process to compare runtimes).
+    #[arg(long)]
+    rss: bool,
 }
 
 #[derive(Args)]
@@ -216,8 +220,24 @@ fn run(a: RunArgs) -> Result<ExitCode, Fail> {
         print!("{}", harness::render_run(&report));
     }
     stats_note(a.stats, &kinds);
+    if a.rss {
+        eprintln!("peak RSS: {:.1} MiB", peak_rss_kib() as f64 / 1024.0);
+    }
     eprint!("{}", harness::render_failures(&report));
     Ok(status(report.verified()))
+}
+
+/// The peak resident set of this process so far, in KiB (`VmHWM` in Linux's
+/// `/proc/self/status`; 0 where that is not available).
+fn peak_rss_kib() -> i64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 fn suite(a: Common) -> Result<ExitCode, Fail> {

@@ -165,6 +165,16 @@ impl Runtime {
         }
     }
 
+    /// Runs `f` where this runtime's parallel iterators run: on a worker of its pool
+    /// (heist's `run`, rayon's `install`), or on this thread (seq, chili).
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.engine {
+            Engine::Heist(pool) => pool.run(|_| f()),
+            Engine::Rayon(pool) => pool.install(f),
+            Engine::Seq | Engine::Chili(_) => f(),
+        }
+    }
+
     /// Runs `task` on this runtime and returns its result.
     pub fn exec<T: Task>(&self, task: T) -> T::Output {
         match &self.engine {

@@ -115,10 +115,11 @@ where
 
 /// A context for detached `'static` tasks and the barrier that waits for them.
 pub trait Detach {
-    /// Spawns `f` with no handle; [`Detach::barrier`] waits for it.
+    /// Spawns `f` with no handle; [`Detach::barrier`] waits for it. `f` receives the
+    /// context, so that it can spawn more.
     fn spawn<F>(&self, f: F)
     where
-        F: FnOnce() + Send + 'static;
+        F: FnOnce(&Self) + Send + 'static;
 
     /// Waits until every task spawned so far has finished.
     fn barrier(&self);
@@ -132,9 +133,9 @@ impl Detach for SeqDetach {
     #[inline(always)]
     fn spawn<F>(&self, f: F)
     where
-        F: FnOnce() + Send + 'static,
+        F: FnOnce(&Self) + Send + 'static,
     {
-        f()
+        f(self)
     }
 
     #[inline(always)]
@@ -145,14 +146,81 @@ impl Detach for heist::Worker {
     #[inline]
     fn spawn<F>(&self, f: F)
     where
-        F: FnOnce() + Send + 'static,
+        F: FnOnce(&Self) + Send + 'static,
     {
-        self.spawn_detached(move |_| f())
+        self.spawn_detached(f)
     }
 
     #[inline]
     fn barrier(&self) {
         heist::Worker::barrier(self)
+    }
+}
+
+/// Detached tasks on rayon: `rayon::spawn`, and a count of tasks not yet finished that
+/// the barrier waits for, running pending tasks meanwhile (rayon has no task barrier).
+#[derive(Debug, Clone, Copy)]
+pub struct RayonDetach {
+    pending: &'static AtomicU64,
+}
+
+impl RayonDetach {
+    /// A context with its own count, which lives for the rest of the process (one per
+    /// kernel instance: tasks capture it by reference, at no cost per spawn).
+    pub fn leak() -> RayonDetach {
+        RayonDetach {
+            pending: Box::leak(Box::new(AtomicU64::new(0))),
+        }
+    }
+}
+
+impl Detach for RayonDetach {
+    #[inline]
+    fn spawn<F>(&self, f: F)
+    where
+        F: FnOnce(&Self) + Send + 'static,
+    {
+        let me = *self;
+        me.pending.fetch_add(1, Relaxed);
+        rayon::spawn(move || {
+            f(&me);
+            me.pending
+                .fetch_sub(1, std::sync::atomic::Ordering::Release);
+        })
+    }
+
+    fn barrier(&self) {
+        while self.pending.load(std::sync::atomic::Ordering::Acquire) != 0 {
+            if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// A piece of work with detached tasks, generic over the runtime's context.
+pub trait DetachTask: Send {
+    /// What the task computes.
+    type Output: Send;
+    /// Runs the task with the context `d`.
+    fn call<D: Detach>(self, d: &D) -> Self::Output;
+}
+
+/// Runs `task` with detached tasks on `rt`: `seq`, heist (`spawn_detached` and its
+/// barrier, at the root of `Pool::run`) or rayon (`rayon::spawn`, in the pool's `install`,
+/// with `rayon_cx`'s count).
+///
+/// # Panics
+/// On chili, which has no spawn.
+pub fn exec_detached<T: DetachTask>(rt: &Runtime, rayon_cx: RayonDetach, task: T) -> T::Output {
+    match rt.kind() {
+        RuntimeKind::Seq => task.call(&SeqDetach),
+        RuntimeKind::HeistLace | RuntimeKind::HeistRelay => {
+            let pool = rt.heist_pool().expect("a heist runtime has a heist pool");
+            pool.run(|w| task.call(w))
+        }
+        RuntimeKind::Rayon => rt.exec(Entered(move || task.call(&rayon_cx))),
+        RuntimeKind::Chili => panic!("chili has no spawn: detached kernels cannot run on it"),
     }
 }
 
@@ -342,7 +410,7 @@ mod tests {
         use std::sync::Arc;
         let t = Arc::new(Tally::new());
         let t2 = Arc::clone(&t);
-        SeqDetach.spawn(move || t2.add(0));
+        SeqDetach.spawn(move |_| t2.add(0));
         assert_eq!(t.check(1, "seq"), Ok(()));
         SeqDetach.barrier();
     }
@@ -355,7 +423,7 @@ mod tests {
         pool.run(|w| {
             for i in 0..200 {
                 let t = Arc::clone(&t);
-                Detach::spawn(w, move || t.add(i));
+                Detach::spawn(w, move |_| t.add(i));
             }
             Detach::barrier(w);
         });

@@ -46,6 +46,48 @@
 //! assert_eq!(parts, [0, 10, 20, 30]);
 //! ```
 //!
+//! # Moving from rayon
+//!
+//! rayon's pool API is here under rayon's names ([`ThreadPoolBuilder`], [`ThreadPool`],
+//! [`spawn`], [`scope_fifo`], [`in_place_scope`], [`broadcast`], [`join_context`],
+//! [`current_num_threads`], [`current_thread_index`], [`yield_now`], ...), so that code
+//! written against them moves by changing `rayon::` to `heist::`. Where heist behaves
+//! differently, the item says so. Inside a scope task, [`Scope::worker`] gives the worker
+//! for [`Worker::join`] without a thread-local look-up.
+//!
+//! ```
+//! let pool = heist::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+//! let ids = pool.broadcast(|cx| cx.index());
+//! assert_eq!(ids, [0, 1]);
+//! let (a, b) = pool.install(|| heist::join(|| 1, || 2));
+//! assert_eq!(a + b, 3);
+//! ```
+//!
+//! # Parallel iterators
+//!
+//! rayon's iterator API, under rayon's names: a rayon program moves by changing
+//! `use rayon::prelude::*` to `use heist::prelude::*`. A loop is one task that its
+//! worker folds in growing blocks and splits only when an idle worker asks, so there is
+//! no grain size to choose; it runs on the current worker, or on the global pool.
+//!
+//! ```
+//! use heist::prelude::*;
+//!
+//! let v: Vec<f64> = (1..=1000).map(f64::from).collect();
+//! let s: f64 = v.par_iter().map(|x| x.sqrt()).sum();
+//! assert!((s - v.iter().map(|x| x.sqrt()).sum::<f64>()).abs() < 1e-9);
+//!
+//! let pool = heist::Pool::builder().workers(2).build()?;
+//! let words = ["split", " ", "only", " ", "on", " ", "demand"];
+//! let line = pool.run(|_| words.par_iter().map(|w| w.to_string()).reduce(String::new, |a, b| a + &b));
+//! assert_eq!(line, "split only on demand");
+//!
+//! let mut big: Vec<u32> = (0..10_000).rev().collect();
+//! big.par_sort_unstable();
+//! assert!(big.windows(2).all(|w| w[0] <= w[1]));
+//! # Ok::<(), heist::BuildError>(())
+//! ```
+//!
 //! # Panics
 //!
 //! A panic in a task reaches whoever joins it (after the sibling task has finished), and
@@ -64,6 +106,7 @@
 
 pub mod affinity;
 mod barrier;
+mod compat;
 mod future;
 mod lace;
 mod latch;
@@ -71,6 +114,7 @@ mod latch;
 mod loom_latch;
 #[cfg(all(test, loom))]
 mod loom_sleep;
+mod par;
 mod pool;
 mod relay;
 mod scope;
@@ -80,7 +124,13 @@ mod sync;
 mod task;
 mod worker;
 
+pub use compat::{
+    broadcast, current_num_threads, current_thread_index, in_place_scope, in_place_scope_fifo,
+    join_context, scope_fifo, spawn, spawn_fifo, yield_now, BroadcastContext, FnContext, ScopeFifo,
+    ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
+};
 pub use future::{Future, Futures};
+pub use par::{iter, prelude, slice, str};
 pub use pool::{global, BuildError, Pool, PoolBuilder, Scheduler, MAX_DEQUE_CAPACITY};
 pub use scope::{scope, Scope};
 pub use stats::WorkerStats;
@@ -115,18 +165,22 @@ where
     RA: Send,
     RB: Send,
 {
-    let mut pair = Some((a, b));
-    let here = worker::with_current(|w| {
-        w.map(|w| {
-            let (a, b) = pair.take().expect("unused");
-            w.join(|_| a(), |_| b())
-        })
-    });
-    match here {
-        Some(r) => r,
-        None => {
-            let (a, b) = pair.take().expect("unused");
-            pool::global_or_panic().run(|w| w.join(|_| a(), |_| b()))
-        }
+    // SAFETY: the worker runs this thread and outlives this call, which it is running.
+    match unsafe { worker::current() } {
+        Some(w) => w.join(|_| a(), |_| b()),
+        None => join_outside(a, b),
     }
+}
+
+/// [`join`] off a worker: the pair runs on the global pool.
+#[cold]
+#[inline(never)]
+fn join_outside<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    pool::global_or_panic().run(|w| w.join(|_| a(), |_| b()))
 }

@@ -199,17 +199,15 @@ impl PoolBuilder {
                 Some(f) => f(i),
                 None => format!("heist-{i}"),
             };
-            let mut b = std::thread::Builder::new().name(name);
-            if let Some(s) = self.stack_size {
-                b = b.stack_size(s);
-            }
+            let stack = self.stack_size.unwrap_or_else(default_stack_size);
+            let b = std::thread::Builder::new().name(name).stack_size(stack);
             let r = Arc::clone(&registry);
             let pin = self.pin;
             let start = move || {
                 if pin {
                     crate::affinity::pin_nth(i);
                 }
-                worker::main(r, i)
+                worker::main(r, i, stack)
             };
             match b.spawn(start) {
                 Ok(h) => started.threads.push(h),
@@ -220,6 +218,15 @@ impl PoolBuilder {
         mem::forget(started);
         Ok(Pool { registry, threads })
     }
+}
+
+/// The stack size std gives a thread by default: `RUST_MIN_STACK`, else 2 MiB. Set
+/// explicitly so that each worker knows a lower bound on its own stack.
+fn default_stack_size() -> usize {
+    std::env::var("RUST_MIN_STACK")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(2 << 20)
 }
 
 /// The workers `build` has started; stopped if it returns early or unwinds.
@@ -268,6 +275,9 @@ pub(crate) struct WorkerInfo {
     pub(crate) jobs_len: AtomicUsize,
     /// Relay: this worker's request and task channels.
     pub(crate) channels: crate::relay::Channels,
+    /// Jobs for this worker alone (`broadcast`); never stolen.
+    pub(crate) mail: Mutex<Vec<JobRef>>,
+    pub(crate) has_mail: AtomicBool,
     /// Where the worker's own context lives while its thread runs (see `worker::main`):
     /// beside its deque, so that the owner reaches the gate at a fixed offset.
     pub(crate) seat: Seat,
@@ -332,6 +342,8 @@ impl Registry {
                 jobs: Mutex::new(VecDeque::new()),
                 jobs_len: AtomicUsize::new(0),
                 channels: crate::relay::Channels::new(workers),
+                mail: Mutex::new(Vec::new()),
+                has_mail: AtomicBool::new(false),
                 seat: Seat::new(),
             })
             .collect();
@@ -451,6 +463,27 @@ impl Registry {
         jobs
     }
 
+    /// Posts `job` to worker `w` alone and wakes it (`broadcast`'s mailbox). The job
+    /// is never stolen; `w` takes it up in its scheduling loop or in any wait.
+    pub(crate) fn post(&self, w: usize, job: JobRef) {
+        let info = &self.infos[w];
+        lock(&info.mail).push(job);
+        info.has_mail.store(true, SeqCst);
+        self.sleep.wake(w);
+    }
+
+    /// A job posted to worker `w`, if any.
+    pub(crate) fn take_mail(&self, w: usize) -> Option<JobRef> {
+        let info = &self.infos[w];
+        if !info.has_mail.load(SeqCst) {
+            return None;
+        }
+        let mut q = lock(&info.mail);
+        let job = q.pop();
+        info.has_mail.store(!q.is_empty(), SeqCst);
+        job
+    }
+
     /// Whether any work is visible to a thief (a sleeper's last look), counting roots
     /// only if `roots`.
     pub(crate) fn has_visible_work(&self, roots: bool) -> bool {
@@ -463,6 +496,9 @@ impl Registry {
 }
 
 /// A pool of worker threads.
+///
+/// Dropping a pool waits until its detached tasks have finished (as [`Pool::barrier`]
+/// does, discarding a panic among them), then stops its workers.
 ///
 /// ```
 /// fn fib(w: &heist::Worker, n: u64) -> u64 {
@@ -652,6 +688,13 @@ pub fn global() -> Result<&'static Pool, BuildError> {
         .get_or_init(|| Pool::builder().build())
         .as_ref()
         .map_err(Clone::clone)
+}
+
+/// Makes `pool` the global pool; gives it back if the global pool exists already.
+pub(crate) fn set_global(pool: Pool) -> Result<(), Pool> {
+    GLOBAL
+        .set(Ok(pool))
+        .map_err(|p| p.expect("only an `Ok` was offered"))
 }
 
 /// The global pool, or a panic whose message says which setting is wrong.

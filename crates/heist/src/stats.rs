@@ -63,6 +63,10 @@ pub struct WorkerStats {
     pub reply_wait_ns: u64,
     /// Nanoseconds spent in failed looks for work and the back-off after them.
     pub idle_ns: u64,
+    /// Times a running loop split off part of its range for a thief (`par`).
+    pub splits: u64,
+    /// Blocks of items that loops folded between checks for thieves (`par`).
+    pub blocks: u64,
 }
 
 macro_rules! counters {
@@ -119,7 +123,9 @@ counters!(
     steal_one,
     tasks_stolen,
     reply_wait_ns,
-    idle_ns
+    idle_ns,
+    splits,
+    blocks
 );
 
 /// Measures a stretch of idle time; a no-op without the `stats` feature.

@@ -13,7 +13,7 @@ use std::marker::PhantomData;
 use std::mem::{self, offset_of};
 use std::panic;
 use std::ptr;
-use std::sync::atomic::Ordering::{Acquire, Relaxed};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,6 +48,8 @@ pub struct Worker {
     /// a task waiting for another pool's `run` (which may need a root of ours first).
     root_level: Cell<u32>,
     running: Cell<u32>,
+    /// Addresses that lie in this worker's thread stack and in no other (`Scope::worker`).
+    stack: (usize, usize),
     _not_send: PhantomData<*const ()>,
 }
 
@@ -57,6 +59,18 @@ pub(crate) fn current_in(registry: &Arc<Registry>) -> Option<*const Worker> {
     // SAFETY: `CURRENT` is non-null only while `main` runs on this thread, and then it
     // points to that call's live `Worker`.
     (!w.is_null() && Arc::ptr_eq(unsafe { &(*w).registry }, registry)).then_some(w)
+}
+
+/// The worker of this thread, of any pool, if there is one: one thread-local load.
+///
+/// # Safety
+/// The caller drops the reference before the task it runs in returns.
+#[inline(always)]
+pub(crate) unsafe fn current<'a>() -> Option<&'a Worker> {
+    let w = CURRENT.with(Cell::get);
+    // SAFETY: `CURRENT` is non-null only while `main` runs on this thread, and then it
+    // points to that call's live `Worker`, which outlives every task it runs.
+    unsafe { w.as_ref() }
 }
 
 /// Runs `f` with the worker of this thread, of any pool, if there is one.
@@ -92,7 +106,8 @@ unsafe impl Home for Seated {
 }
 
 /// A worker thread's body.
-pub(crate) fn main(registry: Arc<Registry>, index: usize) {
+/// `stack` is a lower bound on the thread's stack size.
+pub(crate) fn main(registry: Arc<Registry>, index: usize, stack: usize) {
     // Keeps the seat's memory alive until the worker in it has been dropped, also when
     // the worker's own `Arc` is the last one otherwise.
     let keep = Arc::clone(&registry);
@@ -120,6 +135,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
             root_running: Cell::new(0),
             root_level: Cell::new(0),
             running: Cell::new(0),
+            stack: stack_range(stack_here(), stack),
             _not_send: PhantomData,
         })
     };
@@ -135,6 +151,21 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
     // has ended and `CURRENT` is cleared.
     unsafe { ptr::drop_in_place((*seat).as_mut_ptr()) };
     drop(keep);
+}
+
+/// Addresses from `top`, in the thread's first frame, down by half of the stack's `size`;
+/// empty under 256 KiB. At least that much of the stack lies below its first frame, even
+/// if the guard page (up to 64 KiB) is carved out of `size`.
+fn stack_range(top: usize, size: usize) -> (usize, usize) {
+    let span = if size < (256 << 10) { 0 } else { size / 2 };
+    (top.saturating_sub(span), top)
+}
+
+/// The address of a local of the caller's frame (approximately the stack pointer).
+#[inline(always)]
+pub(crate) fn stack_here() -> usize {
+    let x = 0u8;
+    std::hint::black_box(&x) as *const u8 as usize
 }
 
 /// How far below the stack pointer an address that aliases the owner's words (modulo
@@ -174,6 +205,12 @@ impl Worker {
     /// The number of workers in this worker's pool.
     pub fn workers(&self) -> usize {
         self.registry.workers()
+    }
+
+    /// The part of this worker's thread stack that no other thread's stack overlaps: an
+    /// address a thread finds in its own frames lies in it only on this worker's thread.
+    pub(crate) fn stack_range(&self) -> (usize, usize) {
+        self.stack
     }
 
     /// Runs `a` and `b`, potentially in parallel, and returns both results.
@@ -391,6 +428,9 @@ impl Worker {
             let found = if thief == 0 {
                 std::hint::spin_loop();
                 false
+            } else if self.run_mail() {
+                // A broadcast may be what the thief waits for.
+                true
             } else if fails < LEAP_TRIES {
                 self.steal_from(thief - 1)
             } else {
@@ -499,7 +539,11 @@ impl Worker {
                 } else {
                     r.has_visible_work(roots)
                 };
-                visible || done() || me.channels.pending() || r.terminate.load(Relaxed)
+                visible
+                    || done()
+                    || me.channels.pending()
+                    || me.has_mail.load(SeqCst)
+                    || r.terminate.load(Relaxed)
             });
         }
     }
@@ -526,11 +570,15 @@ impl Worker {
         }
     }
 
-    /// Runs one job from this worker's own list, the injector, or another worker.
-    fn find_work(&self) -> bool {
+    /// Runs one job from this worker's mailbox or own list, the injector, or another
+    /// worker.
+    pub(crate) fn find_work(&self) -> bool {
         // Relay: a request that came while this worker ran heap jobs (which neither push
         // nor pop) is answered before the next one, not once the list is empty.
         self.poll();
+        if self.run_mail() {
+            return true;
+        }
         let r = &self.registry;
         if let Some(job) = r
             .take_job(self.index, true)
@@ -548,6 +596,16 @@ impl Worker {
         }
         stat!(self.counters(), failed_steals);
         false
+    }
+
+    /// Runs a job posted to this worker alone (`broadcast`), if one waits.
+    fn run_mail(&self) -> bool {
+        let Some(job) = self.registry.take_mail(self.index) else {
+            return false;
+        };
+        // SAFETY: every posted `JobRef` is taken exactly once.
+        self.busy(|| unsafe { job.execute(self) });
+        true
     }
 
     fn steal_random(&self) -> bool {

@@ -1,14 +1,35 @@
 //! The kernel catalogue: one file per kernel.
 
+pub mod array_fold;
 pub mod bpc;
+pub mod btree_fold;
 pub mod cilksort;
+pub mod detached_flat;
+pub mod detached_tree;
+pub mod exponential;
 pub mod fib;
+pub mod fib_futures;
+pub mod fib_install;
+pub mod filter_collect;
+pub mod hash_fold;
+pub mod loops;
+pub mod mandelbrot;
 pub mod matmul;
+pub mod matvec_tri;
 pub mod nqueens;
+pub mod par_loop;
+pub mod par_sort;
+pub mod pythagoras;
 pub mod quicksort;
+pub mod range_fold;
 pub mod sparselu;
 pub mod sparselu_detached;
+pub mod spawn_flat;
+pub mod spawn_tree;
 pub mod spc;
+pub mod stddev;
+pub mod step;
+pub mod tiny;
 pub mod treerec;
 pub mod treerec_futures;
 pub mod uts;
@@ -31,6 +52,31 @@ pub fn all() -> Vec<&'static dyn Bench> {
         &bpc::Bpc,
         &treerec_futures::TreeRecFutures,
         &sparselu_detached::SparseLuDetached,
+        &spawn_tree::SPAWN_TREE,
+        &spawn_flat::SPAWN_FLAT,
+        &detached_flat::DETACHED_FLAT,
+        &detached_tree::DETACHED_TREE,
+        &fib_futures::FibFutures,
+        &fib_install::FibInstall,
+        &range_fold::RangeFold,
+        &array_fold::ArrayFold,
+        &stddev::StdDev,
+        &step::Step,
+        &exponential::Exponential,
+        &mandelbrot::Mandelbrot,
+        &filter_collect::FilterCollect,
+        &matvec_tri::MatvecTri,
+        &pythagoras::Pythagoras,
+        &loops::Loop(loops::Shape::Fine),
+        &loops::Loop(loops::Shape::Coarse),
+        &loops::Loop(loops::Shape::Random),
+        &loops::Loop(loops::Shape::Increasing),
+        &loops::Loop(loops::Shape::Decreasing),
+        &par_sort::ParSort,
+        &hash_fold::HashFold,
+        &btree_fold::BTreeFold,
+        &tiny::Tiny { outside: false },
+        &tiny::Tiny { outside: true },
     ]
 }
 

@@ -140,7 +140,7 @@ pub fn sparselu_detached<D: Detach>(d: &D, m: &Arc<Shared>) {
             // SAFETY: rule 1: block (kk, jj) is this phase's `fwd` target, not yet spawned.
             if unsafe { m.exists(kk, jj) } {
                 let m = Arc::clone(m);
-                d.spawn(move || {
+                d.spawn(move |_| {
                     // SAFETY: rule 2 for the diagonal block, rule 1 for (kk, jj), which
                     // only this task writes.
                     unsafe { fwd(m.block(kk, kk), m.block_mut(kk, jj), bs) }
@@ -151,7 +151,7 @@ pub fn sparselu_detached<D: Detach>(d: &D, m: &Arc<Shared>) {
             // SAFETY: rule 1: block (ii, kk) is this phase's `bdiv` target, not yet spawned.
             if unsafe { m.exists(ii, kk) } {
                 let m = Arc::clone(m);
-                d.spawn(move || {
+                d.spawn(move |_| {
                     // SAFETY: as for `fwd`, with (ii, kk) the block only this task writes.
                     unsafe { bdiv(m.block(kk, kk), m.block_mut(ii, kk), bs) }
                 });
@@ -172,7 +172,7 @@ pub fn sparselu_detached<D: Detach>(d: &D, m: &Arc<Shared>) {
                 // SAFETY: rule 1: (ii, jj) is written by the task spawned next only.
                 unsafe { m.block_mut(ii, jj) };
                 let m = Arc::clone(m);
-                d.spawn(move || {
+                d.spawn(move |_| {
                     // SAFETY: rule 2 for (ii, kk) and (kk, jj), rule 1 for (ii, jj), the
                     // one block this task writes (ii, jj > kk, so it is neither operand).
                     unsafe { bmod(m.block(ii, kk), m.block(kk, jj), m.block_mut(ii, jj), bs) }

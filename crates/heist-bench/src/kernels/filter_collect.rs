@@ -1,0 +1,66 @@
+//! filter-collect: `filter(..).collect::<Vec<_>>()` over a range, about half kept
+//! (BENCHMARKS.md). The result is checked item by item, in order, against the
+//! sequential one (by an order-sensitive checksum and the length).
+
+use super::par_loop::{self, equal, mix, par_versions, LoopInstance};
+use crate::bench::{Bench, Instance, SizeClass};
+use crate::runtime::{Runtime, RuntimeKind};
+
+/// The filter-collect kernel of the catalogue.
+pub struct FilterCollect;
+
+impl Bench for FilterCollect {
+    fn name(&self) -> &'static str {
+        "filter-collect"
+    }
+    fn about(&self) -> &'static str {
+        "filter(..).collect::<Vec<_>>() over a range, about half kept"
+    }
+    fn size(&self, class: SizeClass) -> &'static str {
+        match class {
+            SizeClass::Test => "10^5",
+            SizeClass::Quick => "5e7",
+            SizeClass::Full => "5e7",
+        }
+    }
+    fn supports(&self, kind: RuntimeKind) -> bool {
+        par_loop::supports(kind)
+    }
+    fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
+        let n = par_loop::parse_size("filter-collect", size)?;
+        Ok(Box::new(LoopInstance::new(
+            "filter-collect",
+            n,
+            seq,
+            run,
+            equal,
+        )))
+    }
+}
+
+fn keep(x: &u64) -> bool {
+    mix(*x) & 1 == 0
+}
+
+/// Length and an order-sensitive checksum of the collected items.
+fn digest(v: Vec<u64>) -> (usize, u64) {
+    let sum = v.iter().fold(0u64, |h, &x| h.rotate_left(7) ^ x);
+    (v.len(), sum)
+}
+
+fn seq(&n: &u64) -> (usize, u64) {
+    digest((0..n).filter(keep).collect())
+}
+
+par_versions!(par, |n: u64| -> Vec<u64> {
+    (0..n).into_par_iter().filter(keep).collect()
+});
+
+fn run(rt: &Runtime, &n: &u64) -> (usize, u64) {
+    digest(par_loop::on(
+        rt,
+        || (0..n).filter(keep).collect(),
+        || par::heist(n),
+        || par::rayon(n),
+    ))
+}

@@ -1,0 +1,109 @@
+//! tiny: a sum of 2000 `f32` squares, called 10^4 times in a row on a worker of the
+//! pool (BENCHMARKS.md). Each call is a loop of about 2 µs, so what counts is what a
+//! loop costs to start and end. The variant `tiny-outside` makes each call from the
+//! harness thread, outside the pool.
+
+use super::par_loop::{self, par_versions, LoopInstance};
+use crate::bench::{Bench, Instance, SizeClass};
+use crate::runtime::{Runtime, RuntimeKind};
+
+/// The tiny kernel of the catalogue: calls on a worker (`outside: false`) or from the
+/// harness thread (`outside: true`).
+pub struct Tiny {
+    /// Whether each call comes from outside the pool.
+    pub outside: bool,
+}
+
+/// Items per call.
+const LEN: usize = 2000;
+
+impl Bench for Tiny {
+    fn name(&self) -> &'static str {
+        if self.outside {
+            "tiny-outside"
+        } else {
+            "tiny"
+        }
+    }
+    fn about(&self) -> &'static str {
+        if self.outside {
+            "sum of 2000 f32 squares, called n times from outside the pool"
+        } else {
+            "sum of 2000 f32 squares, called n times on a worker"
+        }
+    }
+    fn size(&self, class: SizeClass) -> &'static str {
+        match class {
+            SizeClass::Test => "100",
+            SizeClass::Quick => "10^4",
+            SizeClass::Full => "10^5",
+        }
+    }
+    fn supports(&self, kind: RuntimeKind) -> bool {
+        par_loop::supports(kind)
+    }
+    fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
+        let calls = par_loop::parse_size(self.name(), size)?;
+        let v: Vec<f32> = (0..LEN).map(|i| (i % 17) as f32 * 0.5).collect();
+        let run = if self.outside {
+            run_outside
+        } else {
+            run_inside
+        };
+        Ok(Box::new(LoopInstance::new(
+            self.name(),
+            (v, calls),
+            seq,
+            run,
+            same,
+        )))
+    }
+}
+
+/// Each call's sum is exact in `f32` (small multiples of 0.25), so every order agrees.
+fn same(a: &f64, b: &f64) -> bool {
+    a == b
+}
+
+fn squares(v: &[f32]) -> f32 {
+    v.iter().map(|x| x * x).sum()
+}
+
+fn seq((v, calls): &(Vec<f32>, u64)) -> f64 {
+    (0..*calls)
+        .map(|_| f64::from(squares(std::hint::black_box(v))))
+        .sum()
+}
+
+par_versions!(par, |v: &[f32]| -> f32 {
+    v.par_iter().map(|x| x * x).sum()
+});
+
+/// All calls from a worker of the pool.
+fn run_inside(rt: &Runtime, input: &(Vec<f32>, u64)) -> f64 {
+    let (v, calls) = input;
+    let many = |one: fn(&[f32]) -> f32| {
+        move || {
+            (0..*calls)
+                .map(|_| f64::from(one(std::hint::black_box(v))))
+                .sum()
+        }
+    };
+    par_loop::on(rt, || seq(input), many(par::heist), many(par::rayon))
+}
+
+/// Each call from the harness thread into the pool.
+fn run_outside(rt: &Runtime, input: &(Vec<f32>, u64)) -> f64 {
+    let (v, calls) = input;
+    (0..*calls)
+        .map(|_| {
+            let v = std::hint::black_box(v);
+            f64::from(par_loop::on(
+                rt,
+                || squares(v),
+                || par::heist(v),
+                || par::rayon(v),
+            ))
+        })
+        .sum()
+}

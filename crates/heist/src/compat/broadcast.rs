@@ -1,0 +1,144 @@
+//! `broadcast`: one closure run once on every worker of a pool, through each worker's
+//! mailbox (jobs that are never stolen), with the results in worker order.
+
+use crate::latch::Latch;
+use crate::pool::Registry;
+use crate::task::{JobRef, Panic};
+use crate::worker::{self, Worker};
+use std::cell::UnsafeCell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering::AcqRel};
+use std::sync::Arc;
+
+/// What a broadcast closure learns about where it runs (rayon's `BroadcastContext`).
+pub struct BroadcastContext<'a> {
+    index: usize,
+    workers: usize,
+    _worker: PhantomData<&'a Worker>,
+}
+
+impl BroadcastContext<'_> {
+    /// The index of the worker running this call, `0..num_threads()`.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The number of workers the broadcast runs on (the pool's size).
+    pub fn num_threads(&self) -> usize {
+        self.workers
+    }
+}
+
+impl fmt::Debug for BroadcastContext<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BroadcastContext")
+            .field("index", &self.index)
+            .field("num_threads", &self.workers)
+            .finish()
+    }
+}
+
+/// One broadcast, on the caller's stack until every worker has run it.
+struct Call<'a, OP, R> {
+    op: &'a OP,
+    outs: Box<[UnsafeCell<Option<std::thread::Result<R>>>]>,
+    left: AtomicUsize,
+    latch: Latch,
+}
+
+impl<OP, R> Call<'_, OP, R>
+where
+    OP: Fn(BroadcastContext<'_>) -> R + Sync,
+    R: Send,
+{
+    /// # Safety
+    /// `data` is a `Call<OP, R>` whose caller waits on its latch; runs once per worker,
+    /// each time on a different worker of the pool it was posted to.
+    unsafe fn execute(data: *const (), w: &Worker) {
+        // SAFETY: the contract above.
+        let call = unsafe { &*data.cast::<Call<'_, OP, R>>() };
+        let cx = BroadcastContext {
+            index: w.index(),
+            workers: w.workers(),
+            _worker: PhantomData,
+        };
+        let out = panic::catch_unwind(AssertUnwindSafe(|| (call.op)(cx)));
+        // SAFETY: only worker `index` writes `outs[index]`, and the caller reads it after
+        // the latch, which the last decrement below sets.
+        unsafe { *call.outs[w.index()].get() = Some(out) };
+        if call.left.fetch_sub(1, AcqRel) == 1 {
+            // SAFETY: the caller frees the call only once it has seen the latch set.
+            unsafe { Latch::set(&raw const call.latch) };
+        }
+    }
+}
+
+/// Runs `op` once on each worker of `registry` and returns the results by worker index;
+/// re-raises the first panic (by index) once all have run.
+pub(crate) fn run<OP, R>(registry: &Arc<Registry>, op: OP) -> Vec<R>
+where
+    OP: Fn(BroadcastContext<'_>) -> R + Sync,
+    R: Send,
+{
+    let n = registry.workers();
+    let call = Call {
+        op: &op,
+        outs: (0..n).map(|_| UnsafeCell::new(None)).collect(),
+        left: AtomicUsize::new(n),
+        latch: Latch::new(),
+    };
+    let data = (&call as *const Call<'_, OP, R>).cast::<()>();
+    for i in 0..n {
+        // SAFETY: `call` outlives every job: this frame waits for the latch, which the
+        // last of the `n` jobs sets, and lets the setter leave it, before returning. `OP`
+        // is `Sync` and `R` is `Send`; each worker gets the job once, in its own mailbox.
+        let job = unsafe { JobRef::new(data, Call::<OP, R>::execute) };
+        registry.post(i, job);
+    }
+    worker::wait_latch(&call.latch);
+    let outs: Vec<std::thread::Result<R>> = call
+        .outs
+        .into_vec()
+        .into_iter()
+        .map(|o| o.into_inner().expect("every worker ran the broadcast"))
+        .collect();
+    let mut first: Option<Panic> = None;
+    let mut rs = Vec::with_capacity(n);
+    for o in outs {
+        match o {
+            Ok(r) => rs.push(r),
+            Err(p) => {
+                first.get_or_insert(p);
+            }
+        }
+    }
+    match first {
+        Some(p) => panic::resume_unwind(p),
+        None => rs,
+    }
+}
+
+/// Runs `op` once on every worker of the current pool (the global pool off a worker) and
+/// returns the results in worker order (rayon's `broadcast`).
+///
+/// Called on a worker, that worker runs its own share while it waits for the others.
+/// Each worker runs `op` when it next looks for work: a worker busy with one long task
+/// runs it after that task. A panic in any call is re-raised once all have run.
+///
+/// ```
+/// let v = heist::ThreadPoolBuilder::new()
+///     .num_threads(3)
+///     .build()
+///     .unwrap()
+///     .install(|| heist::broadcast(|cx| cx.index() * 10));
+/// assert_eq!(v, [0, 10, 20]);
+/// ```
+pub fn broadcast<OP, R>(op: OP) -> Vec<R>
+where
+    OP: Fn(BroadcastContext<'_>) -> R + Sync,
+    R: Send,
+{
+    super::free::with_registry(|r| run(r, op))
+}

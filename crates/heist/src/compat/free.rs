@@ -1,0 +1,199 @@
+//! rayon's free functions: they act on the pool of the worker they are called on, or on
+//! the global pool from any other thread.
+
+use super::scope_fifo::ScopeFifo;
+use super::thread_pool;
+use crate::pool::{self, Registry};
+use crate::scope::{self, Scope};
+use crate::worker::{self, Worker};
+use std::sync::Arc;
+
+/// Runs `f` with the registry of the current worker's pool, or of the global pool.
+pub(crate) fn with_registry<R>(f: impl FnOnce(&Arc<Registry>) -> R) -> R {
+    let mut f = Some(f);
+    let here = worker::with_current(|w| w.map(|w| f.take().expect("unused")(w.registry())));
+    match here {
+        Some(r) => r,
+        None => f.expect("unused")(pool::global_or_panic().registry()),
+    }
+}
+
+/// Spawns `func` to run on the current pool (the global pool off a worker) and returns at
+/// once (rayon's `spawn`).
+///
+/// A panic in `func` goes to the pool's panic handler (see
+/// [`ThreadPoolBuilder::panic_handler`](crate::ThreadPoolBuilder::panic_handler)).
+/// **Difference from rayon:** without a handler rayon aborts the process; heist keeps the
+/// panic and re-raises it from the next [`Pool::barrier`](crate::Pool::barrier) (it is
+/// dropped if none comes). A pool's drop waits for its spawned tasks.
+///
+/// ```
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// heist::spawn(move || tx.send(6 * 7).unwrap());
+/// assert_eq!(rx.recv().unwrap(), 42);
+/// ```
+pub fn spawn<F>(func: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    with_registry(|r| thread_pool::spawn_in(r, func))
+}
+
+/// Like [`spawn`] (rayon's `spawn_fifo`). **Difference from rayon:** heist does not run
+/// the tasks one thread spawns in FIFO order; see [`ScopeFifo`].
+pub fn spawn_fifo<F>(func: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    spawn(func)
+}
+
+/// Runs `op` with a [`ScopeFifo`] on the current pool, or on the global pool (rayon's
+/// `scope_fifo`). See [`scope`](crate::scope); the order note is on [`ScopeFifo`].
+///
+/// ```
+/// let mut v = [1, 2, 3];
+/// heist::scope_fifo(|s| {
+///     for x in &mut v {
+///         s.spawn_fifo(move |_| *x *= 2);
+///     }
+/// });
+/// assert_eq!(v, [2, 4, 6]);
+/// ```
+pub fn scope_fifo<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&ScopeFifo<'scope>) -> R + Send,
+    R: Send,
+{
+    scope::scope(|s| op(ScopeFifo::of(s)))
+}
+
+/// Runs `op` on the calling thread with a [`Scope`] whose tasks run on the current pool,
+/// or on the global pool (rayon's `in_place_scope`). Unlike [`scope`](crate::scope), `op`
+/// need not be `Send`: it does not move to a worker.
+///
+/// ```
+/// let local = std::rc::Rc::new(5); // not `Send`
+/// let mut out = 0;
+/// heist::in_place_scope(|s| {
+///     let (five, out) = (*local, &mut out); // `op` uses `local` on this thread
+///     s.spawn(move |_| *out = five * 2);
+/// });
+/// assert_eq!(out, 10);
+/// ```
+pub fn in_place_scope<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R,
+{
+    let mut op = Some(op);
+    let here = worker::with_current(|w| w.map(|w| w.scope(op.take().expect("unused"))));
+    match here {
+        Some(r) => r,
+        None => scope::scope_outside(pool::global_or_panic(), op.expect("unused")),
+    }
+}
+
+/// [`in_place_scope`] with a [`ScopeFifo`] (rayon's `in_place_scope_fifo`).
+pub fn in_place_scope_fifo<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&ScopeFifo<'scope>) -> R,
+{
+    in_place_scope(|s| op(ScopeFifo::of(s)))
+}
+
+/// Where a closure of [`join_context`] runs (rayon's `FnContext`).
+#[derive(Debug, Clone, Copy)]
+pub struct FnContext {
+    migrated: bool,
+}
+
+impl FnContext {
+    /// Whether the closure runs on another thread than the one that called
+    /// `join_context`: the second closure when a thief took it, and both when the call
+    /// came from outside the pool.
+    pub fn migrated(&self) -> bool {
+        self.migrated
+    }
+}
+
+/// Like [`join`](crate::join), but each closure learns whether it migrated (rayon's
+/// `join_context`).
+///
+/// ```
+/// let (a, _) = heist::join_context(|cx| cx.migrated(), |_| ());
+/// assert!(a, "called from outside the pool, `a` runs on a worker");
+/// ```
+pub fn join_context<A, B, RA, RB>(oper_a: A, oper_b: B) -> (RA, RB)
+where
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    fn on<A, B, RA, RB>(w: &Worker, a: A, b: B, outside: bool) -> (RA, RB)
+    where
+        A: FnOnce(FnContext) -> RA + Send,
+        B: FnOnce(FnContext) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        let me = w.index();
+        w.join(
+            move |_| a(FnContext { migrated: outside }),
+            move |w| {
+                b(FnContext {
+                    migrated: outside || w.index() != me,
+                })
+            },
+        )
+    }
+    let mut pair = Some((oper_a, oper_b));
+    let here = worker::with_current(|w| {
+        w.map(|w| {
+            let (a, b) = pair.take().expect("unused");
+            on(w, a, b, false)
+        })
+    });
+    match here {
+        Some(r) => r,
+        None => {
+            let (a, b) = pair.take().expect("unused");
+            pool::global_or_panic().run(|w| on(w, a, b, true))
+        }
+    }
+}
+
+/// The number of workers in the current pool, or in the global pool off a worker (rayon's
+/// `current_num_threads`).
+///
+/// # Panics
+/// Off a worker, if the global pool cannot start.
+pub fn current_num_threads() -> usize {
+    with_registry(|r| r.workers())
+}
+
+/// The index of the current worker in its pool, `None` off a worker (rayon's
+/// `current_thread_index`).
+pub fn current_thread_index() -> Option<usize> {
+    worker::with_current(|w| w.map(Worker::index))
+}
+
+/// What [`yield_now`] did (rayon's `Yield`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Yield {
+    /// A pending task was found and run.
+    Executed,
+    /// No pending task was found.
+    Idle,
+}
+
+/// Runs one pending task of the current pool if there is one (rayon's `yield_now`):
+/// `None` off a worker.
+pub fn yield_now() -> Option<Yield> {
+    worker::with_current(|w| {
+        w.map(|w| match w.find_work() {
+            true => Yield::Executed,
+            false => Yield::Idle,
+        })
+    })
+}

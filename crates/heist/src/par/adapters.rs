@@ -1,0 +1,533 @@
+//! Adapters that change items but not their places: `map` and its kin work on both the
+//! kernel (any iterator) and the producer (indexed iterators keep their indices);
+//! `filter`, `flat_map`, `fold`, `map_init`, ... wrap the kernel only.
+
+use super::driver::{IndexedProducer, Kernel, Producer};
+use super::into::IntoParallelIterator;
+use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
+
+/// A function applied to each item, shared by every piece of a loop.
+pub(crate) trait MapOp<T>: Sync + Send {
+    type Out;
+    fn call(&self, x: T) -> Self::Out;
+}
+
+pub(crate) struct FnOp<F>(F);
+
+impl<T, R, F: Fn(T) -> R + Sync + Send> MapOp<T> for FnOp<F> {
+    type Out = R;
+    fn call(&self, x: T) -> R {
+        (self.0)(x)
+    }
+}
+
+pub(crate) struct CloneOp;
+
+impl<'a, T: Clone + 'a> MapOp<&'a T> for CloneOp {
+    type Out = T;
+    fn call(&self, x: &'a T) -> T {
+        x.clone()
+    }
+}
+
+pub(crate) struct CopyOp;
+
+impl<'a, T: Copy + 'a> MapOp<&'a T> for CopyOp {
+    type Out = T;
+    fn call(&self, x: &'a T) -> T {
+        *x
+    }
+}
+
+pub(crate) struct UpdateOp<F>(F);
+
+impl<T, F: Fn(&mut T) + Sync + Send> MapOp<T> for UpdateOp<F> {
+    type Out = T;
+    fn call(&self, mut x: T) -> T {
+        (self.0)(&mut x);
+        x
+    }
+}
+
+pub(crate) struct InspectOp<F>(F);
+
+impl<T, F: Fn(&T) + Sync + Send> MapOp<T> for InspectOp<F> {
+    type Out = T;
+    fn call(&self, x: T) -> T {
+        (self.0)(&x);
+        x
+    }
+}
+
+/// The kernel seen through a map.
+pub(crate) struct MapKernel<K, Op> {
+    inner: K,
+    op: Op,
+}
+
+impl<T, K, Op> Kernel<T> for MapKernel<K, Op>
+where
+    Op: MapOp<T>,
+    K: Kernel<Op::Out>,
+{
+    type Acc = K::Acc;
+    type Output = K::Output;
+    fn start(&self) -> K::Acc {
+        self.inner.start()
+    }
+    fn fold<I: Iterator<Item = T>>(&self, acc: K::Acc, items: I) -> K::Acc {
+        self.inner.fold(acc, items.map(|x| self.op.call(x)))
+    }
+    fn finish(&self, acc: K::Acc) -> K::Output {
+        self.inner.finish(acc)
+    }
+    combine_and_done!();
+}
+
+/// A producer seen through a map.
+pub(crate) struct MapProducer<'a, P, Op> {
+    base: P,
+    op: &'a Op,
+}
+
+impl<'a, P: Producer, Op: MapOp<P::Item>> Producer for MapProducer<'a, P, Op> {
+    type Item = Op::Out;
+    type IntoIter = MapIter<'a, P::IntoIter, Op>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(index);
+        let op = self.op;
+        (MapProducer { base: l, op }, MapProducer { base: r, op })
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        MapIter {
+            it: self.base.into_iter(),
+            op: self.op,
+        }
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+}
+
+impl<P: IndexedProducer, Op: MapOp<P::Item>> IndexedProducer for MapProducer<'_, P, Op> {}
+
+/// The sequential iterator of a mapped block.
+pub(crate) struct MapIter<'a, I, Op> {
+    it: I,
+    op: &'a Op,
+}
+
+impl<I: Iterator, Op: MapOp<I::Item>> Iterator for MapIter<'_, I, Op> {
+    type Item = Op::Out;
+    fn next(&mut self) -> Option<Op::Out> {
+        self.it.next().map(|x| self.op.call(x))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.it.size_hint()
+    }
+    fn fold<B, G: FnMut(B, Op::Out) -> B>(self, init: B, mut g: G) -> B {
+        let op = self.op;
+        self.it.fold(init, move |b, x| g(b, op.call(x)))
+    }
+}
+
+impl<I: DoubleEndedIterator, Op: MapOp<I::Item>> DoubleEndedIterator for MapIter<'_, I, Op> {
+    fn next_back(&mut self) -> Option<Op::Out> {
+        self.it.next_back().map(|x| self.op.call(x))
+    }
+    fn rfold<B, G: FnMut(B, Op::Out) -> B>(self, init: B, mut g: G) -> B {
+        let op = self.op;
+        self.it.rfold(init, move |b, x| g(b, op.call(x)))
+    }
+}
+
+impl<I: ExactSizeIterator, Op: MapOp<I::Item>> ExactSizeIterator for MapIter<'_, I, Op> {}
+
+struct MapCallback<CB, Op> {
+    cb: CB,
+    op: Op,
+}
+
+impl<T, CB, Op> ProducerCallback<T> for MapCallback<CB, Op>
+where
+    Op: MapOp<T>,
+    CB: ProducerCallback<Op::Out>,
+{
+    type Output = CB::Output;
+    fn callback<P: IndexedProducer<Item = T>>(self, base: P) -> CB::Output {
+        self.cb.callback(MapProducer { base, op: &self.op })
+    }
+}
+
+/// Implements both iterator traits for a map-like adapter with fields `base` and `op`.
+macro_rules! map_like {
+    ($name:ident<$($p:ident),*>, [$($g:tt),*], $s:ident => $make:expr, Item = $item:ty, where [$($bounds:tt)*]) => {
+        impl<$($g),*> ParallelIterator for $name<$($p),*>
+        where
+            I: ParallelIterator,
+            $($bounds)*
+        {
+            type Item = $item;
+            fn drive<K: Kernel<$item>>(self, inner: K) -> K::Output {
+                let $s = self;
+                let (base, op) = $make;
+                base.drive(MapKernel { inner, op })
+            }
+            fn opt_len(&self) -> Option<usize> {
+                self.base.opt_len()
+            }
+        }
+
+        impl<$($g),*> IndexedParallelIterator for $name<$($p),*>
+        where
+            I: IndexedParallelIterator,
+            $($bounds)*
+        {
+            fn len(&self) -> usize {
+                self.base.len()
+            }
+            fn with_producer<CB: ProducerCallback<$item>>(self, cb: CB) -> CB::Output {
+                let $s = self;
+                let (base, op) = $make;
+                base.with_producer(MapCallback { cb, op })
+            }
+        }
+    };
+}
+
+/// The items mapped by a function (see [`ParallelIterator::map`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Map<I, F> {
+    base: I,
+    op: F,
+}
+
+impl<I, F> Map<I, F> {
+    pub(crate) fn new(base: I, op: F) -> Self {
+        Map { base, op }
+    }
+}
+
+map_like!(Map<I, F>, [I, F, R], s => (s.base, FnOp(s.op)), Item = R,
+    where [F: Fn(I::Item) -> R + Sync + Send, R: Send]);
+
+/// Items passed on after a look (see [`ParallelIterator::inspect`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Inspect<I, F> {
+    base: I,
+    op: F,
+}
+
+impl<I, F> Inspect<I, F> {
+    pub(crate) fn new(base: I, op: F) -> Self {
+        Inspect { base, op }
+    }
+}
+
+map_like!(Inspect<I, F>, [I, F], s => (s.base, InspectOp(s.op)), Item = I::Item,
+    where [F: Fn(&I::Item) + Sync + Send]);
+
+/// Items changed in place (see [`ParallelIterator::update`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Update<I, F> {
+    base: I,
+    op: F,
+}
+
+impl<I, F> Update<I, F> {
+    pub(crate) fn new(base: I, op: F) -> Self {
+        Update { base, op }
+    }
+}
+
+map_like!(Update<I, F>, [I, F], s => (s.base, UpdateOp(s.op)), Item = I::Item,
+    where [F: Fn(&mut I::Item) + Sync + Send]);
+
+/// Clones of referenced items (see [`ParallelIterator::cloned`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Cloned<I> {
+    base: I,
+}
+
+impl<I> Cloned<I> {
+    pub(crate) fn new(base: I) -> Self {
+        Cloned { base }
+    }
+}
+
+map_like!(Cloned<I>, ['a, I, T], s => (s.base, CloneOp), Item = T,
+    where [I: ParallelIterator<Item = &'a T>, T: 'a + Clone + Send]);
+
+/// Copies of referenced items (see [`ParallelIterator::copied`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Copied<I> {
+    base: I,
+}
+
+impl<I> Copied<I> {
+    pub(crate) fn new(base: I) -> Self {
+        Copied { base }
+    }
+}
+
+map_like!(Copied<I>, ['a, I, T], s => (s.base, CopyOp), Item = T,
+    where [I: ParallelIterator<Item = &'a T>, T: 'a + Copy + Send]);
+
+/// Defines a kernel adapter: a kernel `$k` over `inner` plus `$f`, whose `fold` turns
+/// a block of `T` into items of the inner kernel with `$adapt`.
+macro_rules! kernel_adapter {
+    ($k:ident, [$($g:tt)*], T = $t:ty, where [$($bounds:tt)*], |$s:ident, $items:ident| $adapt:expr) => {
+        impl<$($g)*> Kernel<$t> for $k<K, F>
+        where
+            $($bounds)*
+        {
+            type Acc = K::Acc;
+            type Output = K::Output;
+            fn start(&self) -> K::Acc {
+                self.inner.start()
+            }
+            fn fold<It: Iterator<Item = $t>>(&self, acc: K::Acc, $items: It) -> K::Acc {
+                let $s = self;
+                self.inner.fold(acc, $adapt)
+            }
+            fn finish(&self, acc: K::Acc) -> K::Output {
+                self.inner.finish(acc)
+            }
+            combine_and_done!();
+        }
+    };
+}
+
+/// The kernel of `filter`.
+pub(crate) struct FilterKernel<K, F> {
+    inner: K,
+    f: F,
+}
+
+kernel_adapter!(FilterKernel, [T, K: Kernel<T>, F: Fn(&T) -> bool + Sync], T = T, where [],
+    |s, items| items.filter(|x| (s.f)(x)));
+
+/// The kernel of `filter_map`.
+pub(crate) struct FilterMapKernel<K, F> {
+    inner: K,
+    f: F,
+}
+
+kernel_adapter!(FilterMapKernel, [T, R, K: Kernel<R>, F: Fn(T) -> Option<R> + Sync], T = T,
+    where [], |s, items| items.filter_map(&s.f));
+
+/// The kernel of `flat_map_iter`.
+pub(crate) struct FlatMapIterKernel<K, F> {
+    inner: K,
+    f: F,
+}
+
+kernel_adapter!(FlatMapIterKernel, [T, SI: IntoIterator, K: Kernel<SI::Item>, F: Fn(T) -> SI + Sync],
+    T = T, where [], |s, items| items.flat_map(&s.f));
+
+adapter_struct!(
+    /// The items for which a predicate holds (see [`ParallelIterator::filter`]).
+    Filter<I, P> { f: P }
+);
+
+impl<I: ParallelIterator, P: Fn(&I::Item) -> bool + Sync + Send> ParallelIterator for Filter<I, P> {
+    type Item = I::Item;
+    fn drive<K: Kernel<I::Item>>(self, inner: K) -> K::Output {
+        self.base.drive(FilterKernel { inner, f: self.f })
+    }
+}
+
+adapter_struct!(
+    /// Items mapped to options, the `Some`s kept (see [`ParallelIterator::filter_map`]).
+    FilterMap<I, P> { f: P }
+);
+
+impl<I, P, R> ParallelIterator for FilterMap<I, P>
+where
+    I: ParallelIterator,
+    P: Fn(I::Item) -> Option<R> + Sync + Send,
+    R: Send,
+{
+    type Item = R;
+    fn drive<K: Kernel<R>>(self, inner: K) -> K::Output {
+        self.base.drive(FilterMapKernel { inner, f: self.f })
+    }
+}
+
+adapter_struct!(
+    /// Items mapped to sequential iterators, flattened (see
+    /// [`ParallelIterator::flat_map_iter`]).
+    FlatMapIter<I, F> { f: F }
+);
+
+impl<I, F, SI> ParallelIterator for FlatMapIter<I, F>
+where
+    I: ParallelIterator,
+    F: Fn(I::Item) -> SI + Sync + Send,
+    SI: IntoIterator,
+    SI::Item: Send,
+{
+    type Item = SI::Item;
+    fn drive<K: Kernel<SI::Item>>(self, inner: K) -> K::Output {
+        self.base.drive(FlatMapIterKernel { inner, f: self.f })
+    }
+}
+
+/// Sequential iterables, flattened (see [`ParallelIterator::flatten_iter`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct FlattenIter<I> {
+    base: I,
+}
+
+impl<I> FlattenIter<I> {
+    pub(crate) fn new(base: I) -> Self {
+        FlattenIter { base }
+    }
+}
+
+impl<I> ParallelIterator for FlattenIter<I>
+where
+    I: ParallelIterator,
+    I::Item: IntoIterator,
+    <I::Item as IntoIterator>::Item: Send,
+{
+    type Item = <I::Item as IntoIterator>::Item;
+    fn drive<K: Kernel<Self::Item>>(self, inner: K) -> K::Output {
+        self.base.drive(FlatMapIterKernel {
+            inner,
+            f: |x: I::Item| x,
+        })
+    }
+}
+
+/// The kernel of `flat_map`: each item's iterator runs as a nested loop of its own,
+/// which may split further; its pieces combine in order with the outer ones.
+pub(crate) struct FlatMapKernel<K: Kernel<R>, F, R> {
+    inner: K,
+    f: F,
+    _r: std::marker::PhantomData<fn() -> R>,
+}
+
+impl<T, R, PI, K, F> Kernel<T> for FlatMapKernel<K, F, R>
+where
+    PI: IntoParallelIterator<Item = R>,
+    K: Kernel<R>,
+    F: Fn(T) -> PI + Sync,
+{
+    /// The finished pieces so far and the running one.
+    type Acc = (Option<K::Output>, K::Acc);
+    type Output = K::Output;
+    fn start(&self) -> Self::Acc {
+        (None, self.inner.start())
+    }
+    fn fold<I: Iterator<Item = T>>(&self, acc: Self::Acc, items: I) -> Self::Acc {
+        let (mut done, mut run) = acc;
+        for x in items {
+            let nested = (self.f)(x).into_par_iter();
+            let before = self
+                .inner
+                .finish(std::mem::replace(&mut run, self.inner.start()));
+            let inner = nested.drive(&self.inner);
+            let both = self.inner.combine(before, inner);
+            done = Some(match done {
+                Some(d) => self.inner.combine(d, both),
+                None => both,
+            });
+        }
+        (done, run)
+    }
+    fn finish(&self, (done, run): Self::Acc) -> K::Output {
+        let last = self.inner.finish(run);
+        match done {
+            Some(d) => self.inner.combine(d, last),
+            None => last,
+        }
+    }
+    combine_and_done!();
+}
+
+adapter_struct!(
+    /// Items mapped to parallel iterators, flattened (see [`ParallelIterator::flat_map`]).
+    FlatMap<I, F> { f: F }
+);
+
+impl<I, F, PI> ParallelIterator for FlatMap<I, F>
+where
+    I: ParallelIterator,
+    F: Fn(I::Item) -> PI + Sync + Send,
+    PI: IntoParallelIterator,
+{
+    type Item = PI::Item;
+    fn drive<K: Kernel<PI::Item>>(self, inner: K) -> K::Output {
+        self.base.drive(FlatMapKernel {
+            inner,
+            f: self.f,
+            _r: std::marker::PhantomData,
+        })
+    }
+}
+
+/// Parallel iterables, flattened (see [`ParallelIterator::flatten`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Flatten<I> {
+    base: I,
+}
+
+impl<I> Flatten<I> {
+    pub(crate) fn new(base: I) -> Self {
+        Flatten { base }
+    }
+}
+
+impl<I> ParallelIterator for Flatten<I>
+where
+    I: ParallelIterator,
+    I::Item: IntoParallelIterator,
+{
+    type Item = <I::Item as IntoParallelIterator>::Item;
+    fn drive<K: Kernel<Self::Item>>(self, inner: K) -> K::Output {
+        self.base.drive(FlatMapKernel {
+            inner,
+            f: |x: I::Item| x,
+            _r: std::marker::PhantomData,
+        })
+    }
+}
+
+/// The same items; heist stops the other pieces after a panic in any case (see
+/// [`ParallelIterator::panic_fuse`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct PanicFuse<I> {
+    base: I,
+}
+
+impl<I> PanicFuse<I> {
+    pub(crate) fn new(base: I) -> Self {
+        PanicFuse { base }
+    }
+}
+
+impl<I: ParallelIterator> ParallelIterator for PanicFuse<I> {
+    type Item = I::Item;
+    fn drive<K: Kernel<I::Item>>(self, kernel: K) -> K::Output {
+        self.base.drive(kernel)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.base.opt_len()
+    }
+}
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for PanicFuse<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn with_producer<CB: ProducerCallback<I::Item>>(self, cb: CB) -> CB::Output {
+        self.base.with_producer(cb)
+    }
+}

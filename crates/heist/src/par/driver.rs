@@ -1,0 +1,314 @@
+//! The loop driver: one task over a splittable range, folded by its owner in blocks that
+//! grow exponentially (the batch growth of On Lock-Free Work-stealing Iterators for
+//! Parallel Data Structures, §5) and split only when a thief asks (the lazy splitting of
+//! Embracing Explicit Communication in Work-Stealing Runtime Systems, §5.3). A split
+//! pushes the upper part through [`Worker::join`], so a loop nobody steals from runs with
+//! no split, no join and no allocation.
+//!
+//! The protocol is public, for library authors: a collection that can hand out a
+//! [`Producer`] becomes a parallel iterator (see [`Producer`]'s example).
+
+use super::demand::split_demanded;
+use crate::stats::stat;
+use crate::worker::{self, Worker};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+/// A splittable sequence of items: what a running loop holds.
+///
+/// The driver folds a producer in blocks: it splits off the first `n` items with
+/// [`split_at`](Producer::split_at) and folds them through
+/// [`into_iter`](Producer::into_iter), a plain sequential iterator, so the inner loop
+/// is the producer's own. When a thief asks, it splits the rest and hands the upper part
+/// over. [`len`](Producer::len) guides where to cut; it must be exact only for an
+/// [`IndexedProducer`].
+///
+/// # Example: a collection of one's own
+///
+/// ```
+/// use heist::iter::plumbing::{bridge, Kernel, Producer};
+/// use heist::prelude::*;
+///
+/// /// The squares of `lo..hi`, produced lazily.
+/// struct Squares { lo: u64, hi: u64 }
+///
+/// impl Producer for Squares {
+///     type Item = u64;
+///     type IntoIter = std::iter::Map<std::ops::Range<u64>, fn(u64) -> u64>;
+///     fn len(&self) -> usize { (self.hi - self.lo) as usize }
+///     fn split_at(self, i: usize) -> (Self, Self) {
+///         let mid = self.lo + i as u64;
+///         (Squares { lo: self.lo, hi: mid }, Squares { lo: mid, hi: self.hi })
+///     }
+///     fn into_iter(self) -> Self::IntoIter { (self.lo..self.hi).map(|x| x * x) }
+/// }
+///
+/// impl ParallelIterator for Squares {
+///     type Item = u64;
+///     fn drive<K: Kernel<u64>>(self, kernel: K) -> K::Output { bridge(self, &kernel) }
+/// }
+///
+/// let s: u64 = Squares { lo: 0, hi: 1000 }.filter(|x| x % 2 == 0).sum();
+/// assert_eq!(s, (0..1000u64).map(|x| x * x).filter(|x| x % 2 == 0).sum::<u64>());
+/// ```
+// rayon's trait has no `is_empty`; the name and shape follow it.
+#[allow(clippy::len_without_is_empty)]
+pub trait Producer: Send + Sized {
+    /// What it produces.
+    type Item;
+    /// The sequential iterator over a block.
+    type IntoIter: Iterator<Item = Self::Item>;
+    /// How many items are left (an estimate, unless this is an [`IndexedProducer`]).
+    fn len(&self) -> usize;
+    /// Splits into the first `index` items and the rest (`index <= len()`).
+    fn split_at(self, index: usize) -> (Self, Self);
+    /// The items, in order.
+    fn into_iter(self) -> Self::IntoIter;
+    /// Folds the first `n` items (`n <= len()`) into `acc` and returns the rest. The
+    /// default splits them off and folds them through `into_iter`; a producer over a
+    /// sequential-access structure folds them in place instead.
+    fn fold_block<K: Kernel<Self::Item>>(
+        self,
+        n: usize,
+        kernel: &K,
+        acc: K::Acc,
+    ) -> (K::Acc, Self) {
+        let (head, rest) = self.split_at(n);
+        (kernel.fold(acc, head.into_iter()), rest)
+    }
+    /// The smallest part a split may leave (`with_min_len`).
+    fn min_len(&self) -> usize {
+        1
+    }
+    /// The largest block the owner folds at once (`with_max_len`).
+    fn max_len(&self) -> usize {
+        usize::MAX
+    }
+}
+
+/// A [`Producer`] whose `len` is exact and whose `split_at(i)` leaves exactly `i` items
+/// on the left, so that items have indices (enumerate, zip, rev, take, ...).
+pub trait IndexedProducer: Producer<IntoIter: DoubleEndedIterator + ExactSizeIterator> {}
+
+/// What a loop computes, in the shape of the work-stealing iterators' kernels
+/// (`zero`, `apply`, `combine`): each piece of the loop starts an accumulator, folds
+/// its blocks into it and finishes it; finished pieces combine in index order.
+pub trait Kernel<T>: Sync {
+    /// A piece's running state; it stays on the thread that runs the piece.
+    type Acc;
+    /// A finished piece.
+    type Output: Send;
+    /// A fresh accumulator for a piece.
+    fn start(&self) -> Self::Acc;
+    /// Folds a block of items, in order.
+    fn fold<I: Iterator<Item = T>>(&self, acc: Self::Acc, items: I) -> Self::Acc;
+    /// Ends a piece.
+    fn finish(&self, acc: Self::Acc) -> Self::Output;
+    /// Combines two adjacent pieces, `left` before `right`.
+    fn combine(&self, left: Self::Output, right: Self::Output) -> Self::Output;
+    /// Whether the result is decided, so that pieces may stop at their next block.
+    fn done(&self) -> bool {
+        false
+    }
+}
+
+impl<T, K: Kernel<T>> Kernel<T> for &K {
+    type Acc = K::Acc;
+    type Output = K::Output;
+    fn start(&self) -> K::Acc {
+        (**self).start()
+    }
+    fn fold<I: Iterator<Item = T>>(&self, acc: K::Acc, items: I) -> K::Acc {
+        (**self).fold(acc, items)
+    }
+    fn finish(&self, acc: K::Acc) -> K::Output {
+        (**self).finish(acc)
+    }
+    fn combine(&self, left: K::Output, right: K::Output) -> K::Output {
+        (**self).combine(left, right)
+    }
+    fn done(&self) -> bool {
+        (**self).done()
+    }
+}
+
+/// Runs `kernel` over `producer` in parallel: on this thread's worker if it is one (of
+/// any pool), else on the global pool.
+///
+/// # Panics
+/// Re-raises a panic of the kernel or the producer (the other pieces stop at their
+/// next block); off a worker, panics if the global pool cannot start.
+pub fn bridge<P, K>(producer: P, kernel: &K) -> K::Output
+where
+    P: Producer,
+    K: Kernel<P::Item>,
+{
+    on_worker(|w| run(w, producer, kernel))
+}
+
+/// Runs `f` on this thread's worker if it is one (of any pool), else on the global pool.
+pub(crate) fn on_worker<R: Send>(f: impl FnOnce(&Worker) -> R + Send) -> R {
+    let mut f = Some(f);
+    let here = worker::with_current(|w| w.map(|w| f.take().expect("unused")(w)));
+    match here {
+        Some(out) => out,
+        None => crate::pool::global_or_panic().run(f.take().expect("unused")),
+    }
+}
+
+/// Runs `kernel` over `producer` with `w` as the owner of the first piece.
+pub fn run<P, K>(w: &Worker, producer: P, kernel: &K) -> K::Output
+where
+    P: Producer,
+    K: Kernel<P::Item>,
+{
+    let lp = Loop {
+        kernel,
+        stop: AtomicBool::new(false),
+    };
+    piece(w, &lp, producer, kernel.start(), 1)
+}
+
+/// One running loop: what its pieces share.
+struct Loop<'k, K> {
+    kernel: &'k K,
+    /// Set when a piece panics: the others stop at their next block.
+    stop: AtomicBool,
+}
+
+impl<K> Loop<'_, K> {
+    fn stopped<T>(&self) -> bool
+    where
+        K: Kernel<T>,
+    {
+        self.stop.load(Relaxed) || self.kernel.done()
+    }
+}
+
+/// Sets the loop's stop flag if a piece unwinds.
+struct StopOnUnwind<'a>(&'a AtomicBool);
+
+impl Drop for StopOnUnwind<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Relaxed);
+    }
+}
+
+/// Each block is at most this fraction of what is left, so that a thief's request waits
+/// for at most an eighth of the owner's remaining work, however costly the items.
+const BLOCK_SHARE: usize = 8;
+
+/// The owner's loop over one piece: fold blocks of doubling size (from `block`), and
+/// split when asked and what is left is worth it.
+fn piece<P, K>(
+    w: &Worker,
+    lp: &Loop<'_, K>,
+    mut p: P,
+    mut acc: K::Acc,
+    mut block: usize,
+) -> K::Output
+where
+    P: Producer,
+    K: Kernel<P::Item>,
+{
+    let guard = StopOnUnwind(&lp.stop);
+    let min = p.min_len().max(1);
+    let max = p.max_len().max(1);
+    let mut pace = Pace::default();
+    loop {
+        let len = p.len();
+        if len == 0 || lp.stopped() {
+            break;
+        }
+        if len >= 2 * min && split_demanded(w) && pace.worth_splitting(len) {
+            std::mem::forget(guard);
+            return split(w, lp, p, acc, block);
+        }
+        let n = block
+            .min(len.div_ceil(BLOCK_SHARE))
+            .min(max)
+            .max(min)
+            .min(len);
+        (acc, p) = p.fold_block(n, lp.kernel, acc);
+        stat!(w.counters(), blocks);
+        pace.done += n;
+        block = block.saturating_mul(2);
+    }
+    std::mem::forget(guard);
+    lp.kernel.finish(acc)
+}
+
+/// A split hands work to a thief, who may start it only a few microseconds later and
+/// whose half the owner may then wait for: below this much work left it does not pay.
+const MIN_SPLIT: Duration = Duration::from_micros(10);
+
+/// Below this much time a sample of the pace says too little.
+const MIN_SAMPLE: Duration = Duration::from_micros(1);
+
+/// How fast a piece goes, measured only once thieves ask: the first request starts the
+/// clock, later ones read it, so a loop nobody asks about never reads the time.
+#[derive(Default)]
+struct Pace {
+    /// Items folded by this piece.
+    done: usize,
+    /// When a request was first seen, and `done` then.
+    mark: Option<(Instant, usize)>,
+    /// `done` at which to look at the clock again: each look waits for the sample to
+    /// double, so a loop asked about all along reads the time O(log n) times.
+    next: usize,
+}
+
+impl Pace {
+    /// Whether `left` more items are likely to take at least `MIN_SPLIT`.
+    #[cold]
+    #[inline(never)]
+    fn worth_splitting(&mut self, left: usize) -> bool {
+        let Some((t0, d0)) = self.mark else {
+            self.mark = Some((Instant::now(), self.done));
+            self.next = self.done + 1;
+            return false;
+        };
+        if self.done < self.next {
+            return false;
+        }
+        let items = self.done - d0;
+        self.next = self.done + items;
+        let spent = t0.elapsed();
+        if spent < MIN_SAMPLE {
+            return false;
+        }
+        let per_item = spent.as_nanos() as f64 / items as f64;
+        per_item * left as f64 >= MIN_SPLIT.as_nanos() as f64
+    }
+}
+
+/// Splits the rest in halves: the upper half is pushed as the joined branch, where a
+/// thief takes it; the owner goes on with the lower half and the same accumulator.
+#[cold]
+#[inline(never)]
+fn split<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P, acc: K::Acc, block: usize) -> K::Output
+where
+    P: Producer,
+    K: Kernel<P::Item>,
+{
+    stat!(w.counters(), splits);
+    let len = p.len();
+    let (lo, hi) = p.split_at(len - len / 2);
+    let acc = Here(acc);
+    let (l, r) = w.join(
+        move |w| {
+            let acc = acc;
+            piece(w, lp, lo, acc.0, block)
+        },
+        move |w| piece(w, lp, hi, lp.kernel.start(), 1),
+    );
+    lp.kernel.combine(l, r)
+}
+
+/// A value that stays on its thread although the closure holding it must be `Send`.
+struct Here<T>(T);
+
+// SAFETY: `Here` is only moved into the first closure of `Worker::join`, which always
+// runs on the calling worker's thread before `join` returns (it is never pushed, stolen
+// or sent), so the value never crosses threads.
+unsafe impl<T> Send for Here<T> {}

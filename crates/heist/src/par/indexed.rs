@@ -1,0 +1,556 @@
+//! Adapters that move items to other indices (`enumerate`, `zip`, `rev`, `take`, `skip`,
+//! `step_by`, `chain`) or change how a loop may be cut (`with_min_len`,
+//! `with_max_len`). They work on the producer, so they need indexed iterators (except
+//! `chain`, which also joins two unindexed loops).
+
+use super::driver::{IndexedProducer, Kernel, Producer};
+use super::traits::{Bridge, IndexedParallelIterator, ParallelIterator, ProducerCallback};
+use std::iter::StepBy as IterStepBy;
+use std::ops::Range;
+
+/// Implements `ParallelIterator` for an indexed adapter by bridging its producer.
+macro_rules! indexed_drive {
+    ($name:ident<$($g:ident),*>, Item = $item:ty, where [$($bounds:tt)*]) => {
+        impl<$($g),*> ParallelIterator for $name<$($g),*>
+        where
+            $($bounds)*
+        {
+            type Item = $item;
+            fn drive<K: Kernel<$item>>(self, kernel: K) -> K::Output {
+                self.with_producer(Bridge(kernel))
+            }
+            fn opt_len(&self) -> Option<usize> {
+                Some(self.len())
+            }
+        }
+    };
+}
+
+/// Items paired with their indices (see [`IndexedParallelIterator::enumerate`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Enumerate<I> {
+    base: I,
+}
+
+impl<I> Enumerate<I> {
+    pub(crate) fn new(base: I) -> Self {
+        Enumerate { base }
+    }
+}
+
+indexed_drive!(Enumerate<I>, Item = (usize, I::Item), where [I: IndexedParallelIterator]);
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Enumerate<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn with_producer<CB: ProducerCallback<(usize, I::Item)>>(self, cb: CB) -> CB::Output {
+        struct Cb<CB>(CB);
+        impl<T, CB: ProducerCallback<(usize, T)>> ProducerCallback<T> for Cb<CB> {
+            type Output = CB::Output;
+            fn callback<P: IndexedProducer<Item = T>>(self, base: P) -> CB::Output {
+                self.0.callback(EnumerateProducer { base, offset: 0 })
+            }
+        }
+        self.base.with_producer(Cb(cb))
+    }
+}
+
+struct EnumerateProducer<P> {
+    base: P,
+    offset: usize,
+}
+
+impl<P: IndexedProducer> Producer for EnumerateProducer<P> {
+    type Item = (usize, P::Item);
+    type IntoIter = std::iter::Zip<Range<usize>, P::IntoIter>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(index);
+        let lo = EnumerateProducer {
+            base: l,
+            offset: self.offset,
+        };
+        let hi = EnumerateProducer {
+            base: r,
+            offset: self.offset + index,
+        };
+        (lo, hi)
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        let end = self.offset + self.base.len();
+        (self.offset..end).zip(self.base.into_iter())
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+}
+
+impl<P: IndexedProducer> IndexedProducer for EnumerateProducer<P> {}
+
+/// Pairs of items of two iterators (see [`IndexedParallelIterator::zip`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Zip<A, B> {
+    a: A,
+    b: B,
+}
+
+impl<A, B> Zip<A, B> {
+    pub(crate) fn new(a: A, b: B) -> Self {
+        Zip { a, b }
+    }
+}
+
+indexed_drive!(Zip<A, B>, Item = (A::Item, B::Item),
+    where [A: IndexedParallelIterator, B: IndexedParallelIterator]);
+
+impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIterator for Zip<A, B> {
+    fn len(&self) -> usize {
+        self.a.len().min(self.b.len())
+    }
+    fn with_producer<CB: ProducerCallback<(A::Item, B::Item)>>(self, cb: CB) -> CB::Output {
+        struct Cb<CB>(CB);
+        impl<TA, TB, CB: ProducerCallback<(TA, TB)>> PairCallback<TA, TB> for Cb<CB> {
+            type Output = CB::Output;
+            fn callback<PA, PB>(self, a: PA, b: PB) -> CB::Output
+            where
+                PA: IndexedProducer<Item = TA>,
+                PB: IndexedProducer<Item = TB>,
+            {
+                let n = a.len().min(b.len());
+                let (a, _) = a.split_at(n);
+                let (b, _) = b.split_at(n);
+                self.0.callback(ZipProducer { a, b })
+            }
+        }
+        with_producers(self.a, self.b, Cb(cb))
+    }
+}
+
+/// Receives the producers of two indexed iterators (see [`with_producers`]).
+pub(crate) trait PairCallback<TA, TB> {
+    type Output;
+    fn callback<PA, PB>(self, a: PA, b: PB) -> Self::Output
+    where
+        PA: IndexedProducer<Item = TA>,
+        PB: IndexedProducer<Item = TB>;
+}
+
+/// Hands the producers of `a` and `b` to `cb` (for `zip` and `chain`).
+pub(crate) fn with_producers<A, B, CB>(a: A, b: B, cb: CB) -> CB::Output
+where
+    A: IndexedParallelIterator,
+    B: IndexedParallelIterator,
+    CB: PairCallback<A::Item, B::Item>,
+{
+    struct First<CB, B> {
+        cb: CB,
+        b: B,
+    }
+    impl<TA, CB, B> ProducerCallback<TA> for First<CB, B>
+    where
+        B: IndexedParallelIterator,
+        CB: PairCallback<TA, B::Item>,
+    {
+        type Output = CB::Output;
+        fn callback<PA: IndexedProducer<Item = TA>>(self, a: PA) -> CB::Output {
+            self.b.with_producer(Second { cb: self.cb, a })
+        }
+    }
+    struct Second<CB, PA> {
+        cb: CB,
+        a: PA,
+    }
+    impl<TB, CB, PA> ProducerCallback<TB> for Second<CB, PA>
+    where
+        PA: IndexedProducer,
+        CB: PairCallback<PA::Item, TB>,
+    {
+        type Output = CB::Output;
+        fn callback<PB: IndexedProducer<Item = TB>>(self, b: PB) -> CB::Output {
+            self.cb.callback(self.a, b)
+        }
+    }
+    a.with_producer(First { cb, b })
+}
+
+struct ZipProducer<A, B> {
+    a: A,
+    b: B,
+}
+
+impl<A: IndexedProducer, B: IndexedProducer> Producer for ZipProducer<A, B> {
+    type Item = (A::Item, B::Item);
+    type IntoIter = std::iter::Zip<A::IntoIter, B::IntoIter>;
+    fn len(&self) -> usize {
+        self.a.len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (a1, a2) = self.a.split_at(index);
+        let (b1, b2) = self.b.split_at(index);
+        (ZipProducer { a: a1, b: b1 }, ZipProducer { a: a2, b: b2 })
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        self.a.into_iter().zip(self.b.into_iter())
+    }
+    fn min_len(&self) -> usize {
+        self.a.min_len().max(self.b.min_len())
+    }
+    fn max_len(&self) -> usize {
+        self.a.max_len().min(self.b.max_len())
+    }
+}
+
+impl<A: IndexedProducer, B: IndexedProducer> IndexedProducer for ZipProducer<A, B> {}
+
+/// The items in reverse order (see [`IndexedParallelIterator::rev`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Rev<I> {
+    base: I,
+}
+
+impl<I> Rev<I> {
+    pub(crate) fn new(base: I) -> Self {
+        Rev { base }
+    }
+}
+
+indexed_drive!(Rev<I>, Item = I::Item, where [I: IndexedParallelIterator]);
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Rev<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn with_producer<CB: ProducerCallback<I::Item>>(self, cb: CB) -> CB::Output {
+        struct Cb<CB>(CB);
+        impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for Cb<CB> {
+            type Output = CB::Output;
+            fn callback<P: IndexedProducer<Item = T>>(self, base: P) -> CB::Output {
+                self.0.callback(RevProducer(base))
+            }
+        }
+        self.base.with_producer(Cb(cb))
+    }
+}
+
+struct RevProducer<P>(P);
+
+impl<P: IndexedProducer> Producer for RevProducer<P> {
+    type Item = P::Item;
+    type IntoIter = std::iter::Rev<P::IntoIter>;
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let n = self.0.len();
+        let (lo, hi) = self.0.split_at(n - index);
+        (RevProducer(hi), RevProducer(lo))
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter().rev()
+    }
+    fn min_len(&self) -> usize {
+        self.0.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.0.max_len()
+    }
+}
+
+impl<P: IndexedProducer> IndexedProducer for RevProducer<P> {}
+
+/// Defines an adapter that cuts the producer once before the loop starts: `take`, `skip`.
+macro_rules! cut_adapter {
+    ($(#[$doc:meta])* $name:ident, |$len:ident, $n:ident| $len_expr:expr, |$p:ident, $k:ident| $cut:expr) => {
+        $(#[$doc])*
+        #[must_use = "iterator adapters are lazy"]
+        pub struct $name<I> {
+            base: I,
+            n: usize,
+        }
+
+        impl<I> $name<I> {
+            pub(crate) fn new(base: I, n: usize) -> Self {
+                $name { base, n }
+            }
+        }
+
+        indexed_drive!($name<I>, Item = I::Item, where [I: IndexedParallelIterator]);
+
+        impl<I: IndexedParallelIterator> IndexedParallelIterator for $name<I> {
+            fn len(&self) -> usize {
+                let ($len, $n) = (self.base.len(), self.n);
+                $len_expr
+            }
+            fn with_producer<CB: ProducerCallback<I::Item>>(self, cb: CB) -> CB::Output {
+                struct Cb<CB>(CB, usize);
+                impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for Cb<CB> {
+                    type Output = CB::Output;
+                    fn callback<P: IndexedProducer<Item = T>>(self, $p: P) -> CB::Output {
+                        let $k = self.1.min($p.len());
+                        self.0.callback($cut)
+                    }
+                }
+                self.base.with_producer(Cb(cb, self.n))
+            }
+        }
+    };
+}
+
+cut_adapter!(
+    /// The first `n` items (see [`IndexedParallelIterator::take`]).
+    Take, |len, n| len.min(n), |p, k| p.split_at(k).0
+);
+
+cut_adapter!(
+    /// All but the first `n` items (see [`IndexedParallelIterator::skip`]).
+    Skip, |len, n| len - len.min(n), |p, k| p.split_at(k).1
+);
+
+/// Every `step`-th item (see [`IndexedParallelIterator::step_by`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct StepBy<I> {
+    base: I,
+    step: usize,
+}
+
+impl<I> StepBy<I> {
+    pub(crate) fn new(base: I, step: usize) -> Self {
+        assert!(step != 0, "step_by: the step must not be 0");
+        StepBy { base, step }
+    }
+}
+
+indexed_drive!(StepBy<I>, Item = I::Item, where [I: IndexedParallelIterator]);
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for StepBy<I> {
+    fn len(&self) -> usize {
+        self.base.len().div_ceil(self.step)
+    }
+    fn with_producer<CB: ProducerCallback<I::Item>>(self, cb: CB) -> CB::Output {
+        struct Cb<CB>(CB, usize);
+        impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for Cb<CB> {
+            type Output = CB::Output;
+            fn callback<P: IndexedProducer<Item = T>>(self, base: P) -> CB::Output {
+                self.0.callback(StepByProducer { base, step: self.1 })
+            }
+        }
+        self.base.with_producer(Cb(cb, self.step))
+    }
+}
+
+struct StepByProducer<P> {
+    base: P,
+    step: usize,
+}
+
+impl<P: IndexedProducer> Producer for StepByProducer<P> {
+    type Item = P::Item;
+    type IntoIter = IterStepBy<P::IntoIter>;
+    fn len(&self) -> usize {
+        self.base.len().div_ceil(self.step)
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let at = index.saturating_mul(self.step).min(self.base.len());
+        let (l, r) = self.base.split_at(at);
+        let step = self.step;
+        (
+            StepByProducer { base: l, step },
+            StepByProducer { base: r, step },
+        )
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        self.base.into_iter().step_by(self.step)
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len().div_ceil(self.step)
+    }
+    fn max_len(&self) -> usize {
+        (self.base.max_len() / self.step).max(1)
+    }
+}
+
+impl<P: IndexedProducer> IndexedProducer for StepByProducer<P> {}
+
+/// Defines `with_min_len` / `with_max_len`: the same items, a bound on cutting.
+macro_rules! len_bound {
+    ($(#[$doc:meta])* $name:ident, $prod:ident, min = |$p1:ident, $m1:ident| $min:expr, max = |$p2:ident, $m2:ident| $max:expr) => {
+        $(#[$doc])*
+        #[must_use = "iterator adapters are lazy"]
+        pub struct $name<I> {
+            base: I,
+            bound: usize,
+        }
+
+        impl<I> $name<I> {
+            pub(crate) fn new(base: I, bound: usize) -> Self {
+                $name { base, bound }
+            }
+        }
+
+        indexed_drive!($name<I>, Item = I::Item, where [I: IndexedParallelIterator]);
+
+        impl<I: IndexedParallelIterator> IndexedParallelIterator for $name<I> {
+            fn len(&self) -> usize {
+                self.base.len()
+            }
+            fn with_producer<CB: ProducerCallback<I::Item>>(self, cb: CB) -> CB::Output {
+                struct Cb<CB>(CB, usize);
+                impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for Cb<CB> {
+                    type Output = CB::Output;
+                    fn callback<P: IndexedProducer<Item = T>>(self, base: P) -> CB::Output {
+                        self.0.callback($prod { base, bound: self.1 })
+                    }
+                }
+                self.base.with_producer(Cb(cb, self.bound))
+            }
+        }
+
+        struct $prod<P> {
+            base: P,
+            bound: usize,
+        }
+
+        impl<P: IndexedProducer> Producer for $prod<P> {
+            type Item = P::Item;
+            type IntoIter = P::IntoIter;
+            fn len(&self) -> usize {
+                self.base.len()
+            }
+            fn split_at(self, index: usize) -> (Self, Self) {
+                let (l, r) = self.base.split_at(index);
+                let bound = self.bound;
+                ($prod { base: l, bound }, $prod { base: r, bound })
+            }
+            fn into_iter(self) -> P::IntoIter {
+                self.base.into_iter()
+            }
+            fn min_len(&self) -> usize {
+                let ($p1, $m1) = (&self.base, self.bound);
+                $min
+            }
+            fn max_len(&self) -> usize {
+                let ($p2, $m2) = (&self.base, self.bound);
+                $max
+            }
+        }
+
+        impl<P: IndexedProducer> IndexedProducer for $prod<P> {}
+    };
+}
+
+len_bound!(
+    /// Never cut into pieces smaller than a bound (see
+    /// [`IndexedParallelIterator::with_min_len`]).
+    MinLen, MinLenProducer, min = |p, m| p.min_len().max(m), max = |p, _m| p.max_len()
+);
+
+len_bound!(
+    /// At most a bound of items folded between checks for thieves (see
+    /// [`IndexedParallelIterator::with_max_len`]).
+    MaxLen, MaxLenProducer, min = |p, _m| p.min_len(), max = |p, m| p.max_len().min(m)
+);
+
+/// Items gathered into `Vec`s of `size`, the last possibly shorter (see
+/// [`IndexedParallelIterator::chunks`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct Chunks<I> {
+    base: I,
+    size: usize,
+}
+
+impl<I> Chunks<I> {
+    pub(crate) fn new(base: I, size: usize) -> Self {
+        assert!(size != 0, "chunks: the size must not be 0");
+        Chunks { base, size }
+    }
+}
+
+indexed_drive!(Chunks<I>, Item = Vec<I::Item>, where [I: IndexedParallelIterator]);
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Chunks<I> {
+    fn len(&self) -> usize {
+        self.base.len().div_ceil(self.size)
+    }
+    fn with_producer<CB: ProducerCallback<Vec<I::Item>>>(self, cb: CB) -> CB::Output {
+        struct Cb<CB>(CB, usize);
+        impl<T, CB: ProducerCallback<Vec<T>>> ProducerCallback<T> for Cb<CB> {
+            type Output = CB::Output;
+            fn callback<P: IndexedProducer<Item = T>>(self, base: P) -> CB::Output {
+                self.0.callback(ChunksProducer { base, size: self.1 })
+            }
+        }
+        self.base.with_producer(Cb(cb, self.size))
+    }
+}
+
+struct ChunksProducer<P> {
+    base: P,
+    size: usize,
+}
+
+impl<P: IndexedProducer> Producer for ChunksProducer<P> {
+    type Item = Vec<P::Item>;
+    type IntoIter = ChunkIter<P::IntoIter>;
+    fn len(&self) -> usize {
+        self.base.len().div_ceil(self.size)
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let at = index.saturating_mul(self.size).min(self.base.len());
+        let (l, r) = self.base.split_at(at);
+        let size = self.size;
+        (
+            ChunksProducer { base: l, size },
+            ChunksProducer { base: r, size },
+        )
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        ChunkIter {
+            it: self.base.into_iter(),
+            size: self.size,
+        }
+    }
+}
+
+impl<P: IndexedProducer> IndexedProducer for ChunksProducer<P> {}
+
+/// The chunks of one block.
+pub(crate) struct ChunkIter<I> {
+    it: I,
+    size: usize,
+}
+
+impl<I: ExactSizeIterator> Iterator for ChunkIter<I> {
+    type Item = Vec<I::Item>;
+    fn next(&mut self) -> Option<Vec<I::Item>> {
+        let k = self.size.min(self.it.len());
+        (k > 0).then(|| self.it.by_ref().take(k).collect())
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.it.len().div_ceil(self.size);
+        (n, Some(n))
+    }
+}
+
+impl<I: ExactSizeIterator + DoubleEndedIterator> DoubleEndedIterator for ChunkIter<I> {
+    fn next_back(&mut self) -> Option<Vec<I::Item>> {
+        let left = self.it.len();
+        let k = match left % self.size {
+            0 => self.size.min(left),
+            r => r,
+        };
+        if k == 0 {
+            return None;
+        }
+        let mut chunk: Vec<I::Item> = self.it.by_ref().rev().take(k).collect();
+        chunk.reverse();
+        Some(chunk)
+    }
+}
+
+impl<I: ExactSizeIterator> ExactSizeIterator for ChunkIter<I> {}

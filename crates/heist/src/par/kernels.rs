@@ -1,0 +1,316 @@
+//! The kernels of the consumers (`sum`, `reduce`, `find_any`, `collect`, ...): what each
+//! piece of a loop folds, and how finished pieces combine in index order (the kernel
+//! objects of On Lock-Free Work-stealing Iterators for Parallel Data Structures, §3).
+
+use super::driver::Kernel;
+use super::try_op::Try;
+use std::cmp::Ordering;
+use std::iter::{Product, Sum};
+use std::marker::PhantomData;
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+/// Runs `op` on every item.
+pub(crate) struct ForEach<F>(pub(crate) F);
+
+impl<T, F: Fn(T) + Sync> Kernel<T> for ForEach<F> {
+    type Acc = ();
+    type Output = ();
+    fn start(&self) {}
+    fn fold<I: Iterator<Item = T>>(&self, (): (), items: I) {
+        items.for_each(&self.0);
+    }
+    fn finish(&self, (): ()) {}
+    fn combine(&self, (): (), (): ()) {}
+}
+
+/// `sum` and `product`: a block is totalled by the iterator's own loop.
+macro_rules! total_kernel {
+    ($name:ident, $tr:ident, $m:ident) => {
+        pub(crate) struct $name<S>(pub(crate) PhantomData<fn() -> S>);
+
+        impl<T, S: Send + $tr<T> + $tr<S>> Kernel<T> for $name<S> {
+            type Acc = S;
+            type Output = S;
+            fn start(&self) -> S {
+                std::iter::empty::<S>().$m()
+            }
+            fn fold<I: Iterator<Item = T>>(&self, acc: S, items: I) -> S {
+                let block: S = items.$m();
+                [acc, block].into_iter().$m()
+            }
+            fn finish(&self, acc: S) -> S {
+                acc
+            }
+            fn combine(&self, left: S, right: S) -> S {
+                [left, right].into_iter().$m()
+            }
+        }
+    };
+}
+
+total_kernel!(SumOf, Sum, sum);
+total_kernel!(ProductOf, Product, product);
+
+/// `reduce`: each piece folds from `identity()`.
+pub(crate) struct Reduce<ID, OP> {
+    pub(crate) identity: ID,
+    pub(crate) op: OP,
+}
+
+impl<T: Send, ID, OP> Kernel<T> for Reduce<ID, OP>
+where
+    ID: Fn() -> T + Sync,
+    OP: Fn(T, T) -> T + Sync,
+{
+    type Acc = T;
+    type Output = T;
+    fn start(&self) -> T {
+        (self.identity)()
+    }
+    fn fold<I: Iterator<Item = T>>(&self, acc: T, items: I) -> T {
+        items.fold(acc, &self.op)
+    }
+    fn finish(&self, acc: T) -> T {
+        acc
+    }
+    fn combine(&self, left: T, right: T) -> T {
+        (self.op)(left, right)
+    }
+}
+
+/// `reduce_with`, `min`, `max` and their `_by` forms: `None` for an empty piece.
+pub(crate) struct ReduceWith<OP>(pub(crate) OP);
+
+impl<T: Send, OP: Fn(T, T) -> T + Sync> Kernel<T> for ReduceWith<OP> {
+    type Acc = Option<T>;
+    type Output = Option<T>;
+    fn start(&self) -> Option<T> {
+        None
+    }
+    fn fold<I: Iterator<Item = T>>(&self, acc: Option<T>, items: I) -> Option<T> {
+        let mut items = items;
+        let first = acc.or_else(|| items.next())?;
+        Some(items.fold(first, &self.0))
+    }
+    fn finish(&self, acc: Option<T>) -> Option<T> {
+        acc
+    }
+    fn combine(&self, left: Option<T>, right: Option<T>) -> Option<T> {
+        match (left, right) {
+            (Some(l), Some(r)) => Some((self.0)(l, r)),
+            (l, r) => l.or(r),
+        }
+    }
+}
+
+/// The smaller of two, the left one when equal (as `Iterator::min_by`).
+pub(crate) fn min_of<T>(cmp: impl Fn(&T, &T) -> Ordering) -> impl Fn(T, T) -> T {
+    move |a, b| {
+        if cmp(&a, &b) == Ordering::Greater {
+            b
+        } else {
+            a
+        }
+    }
+}
+
+/// The larger of two, the right one when equal (as `Iterator::max_by`).
+pub(crate) fn max_of<T>(cmp: impl Fn(&T, &T) -> Ordering) -> impl Fn(T, T) -> T {
+    move |a, b| {
+        if cmp(&a, &b) == Ordering::Greater {
+            a
+        } else {
+            b
+        }
+    }
+}
+
+/// `try_reduce` and `try_for_each`: the first failure ends the loop.
+pub(crate) struct TryReduce<R: Try, ID, OP> {
+    pub(crate) identity: ID,
+    pub(crate) op: OP,
+    pub(crate) failed: AtomicBool,
+    pub(crate) _r: PhantomData<fn() -> R>,
+}
+
+impl<R: Try, ID, OP> TryReduce<R, ID, OP> {
+    pub(crate) fn new(identity: ID, op: OP) -> Self {
+        TryReduce {
+            identity,
+            op,
+            failed: AtomicBool::new(false),
+            _r: PhantomData,
+        }
+    }
+}
+
+impl<R, ID, OP> Kernel<R> for TryReduce<R, ID, OP>
+where
+    R: Try + Send,
+    ID: Fn() -> R::Output + Sync,
+    OP: Fn(R::Output, R::Output) -> R + Sync,
+{
+    type Acc = ControlFlow<R::Residual, R::Output>;
+    type Output = R;
+    fn start(&self) -> Self::Acc {
+        ControlFlow::Continue((self.identity)())
+    }
+    fn fold<I: Iterator<Item = R>>(&self, acc: Self::Acc, mut items: I) -> Self::Acc {
+        let ControlFlow::Continue(acc) = acc else {
+            return acc;
+        };
+        let out = items.try_fold(acc, |a, x| {
+            let x = x.branch()?;
+            (self.op)(a, x).branch()
+        });
+        if out.is_break() {
+            self.failed.store(true, Relaxed);
+        }
+        out
+    }
+    fn finish(&self, acc: Self::Acc) -> R {
+        match acc {
+            ControlFlow::Continue(t) => R::from_output(t),
+            ControlFlow::Break(r) => R::from_residual(r),
+        }
+    }
+    fn combine(&self, left: R, right: R) -> R {
+        match (left.branch(), right.branch()) {
+            (ControlFlow::Continue(l), ControlFlow::Continue(r)) => (self.op)(l, r),
+            (ControlFlow::Break(r), _) | (_, ControlFlow::Break(r)) => R::from_residual(r),
+        }
+    }
+    fn done(&self) -> bool {
+        self.failed.load(Relaxed)
+    }
+}
+
+/// `find_any`, `any`, `all`: any piece's find ends the loop.
+pub(crate) struct FindAny<P> {
+    pub(crate) pred: P,
+    pub(crate) found: AtomicBool,
+}
+
+impl<P> FindAny<P> {
+    pub(crate) fn new(pred: P) -> Self {
+        FindAny {
+            pred,
+            found: AtomicBool::new(false),
+        }
+    }
+}
+
+impl<T: Send, P: Fn(&T) -> bool + Sync> Kernel<T> for FindAny<P> {
+    type Acc = Option<T>;
+    type Output = Option<T>;
+    fn start(&self) -> Option<T> {
+        None
+    }
+    fn fold<I: Iterator<Item = T>>(&self, acc: Option<T>, mut items: I) -> Option<T> {
+        if acc.is_some() {
+            return acc;
+        }
+        let found = items.find(&self.pred);
+        if found.is_some() {
+            self.found.store(true, Relaxed);
+        }
+        found
+    }
+    fn finish(&self, acc: Option<T>) -> Option<T> {
+        acc
+    }
+    fn combine(&self, left: Option<T>, right: Option<T>) -> Option<T> {
+        left.or(right)
+    }
+    fn done(&self) -> bool {
+        self.found.load(Relaxed)
+    }
+}
+
+/// `find_first` and `find_last`: each piece stops at its own first (last) find; pieces
+/// combine by index.
+pub(crate) struct FindEnd<P, const LAST: bool>(pub(crate) P);
+
+impl<T: Send, P: Fn(&T) -> bool + Sync, const LAST: bool> Kernel<T> for FindEnd<P, LAST> {
+    type Acc = Option<T>;
+    type Output = Option<T>;
+    fn start(&self) -> Option<T> {
+        None
+    }
+    fn fold<I: Iterator<Item = T>>(&self, acc: Option<T>, mut items: I) -> Option<T> {
+        if LAST {
+            items.filter(|x| (self.0)(x)).last().or(acc)
+        } else if acc.is_some() {
+            acc
+        } else {
+            items.find(&self.0)
+        }
+    }
+    fn finish(&self, acc: Option<T>) -> Option<T> {
+        acc
+    }
+    fn combine(&self, left: Option<T>, right: Option<T>) -> Option<T> {
+        if LAST {
+            right.or(left)
+        } else {
+            left.or(right)
+        }
+    }
+}
+
+/// `count`.
+pub(crate) struct Count;
+
+impl<T> Kernel<T> for Count {
+    type Acc = usize;
+    type Output = usize;
+    fn start(&self) -> usize {
+        0
+    }
+    fn fold<I: Iterator<Item = T>>(&self, acc: usize, items: I) -> usize {
+        acc + items.count()
+    }
+    fn finish(&self, acc: usize) -> usize {
+        acc
+    }
+    fn combine(&self, left: usize, right: usize) -> usize {
+        left + right
+    }
+}
+
+/// `collect` and friends: each piece fills a `Vec`; pieces are kept in index order and
+/// joined once at the end.
+pub(crate) struct VecList;
+
+/// The pieces of a collect, in index order.
+pub(crate) type Pieces<T> = Vec<Vec<T>>;
+
+impl<T: Send> Kernel<T> for VecList {
+    type Acc = Vec<T>;
+    type Output = Pieces<T>;
+    fn start(&self) -> Vec<T> {
+        Vec::new()
+    }
+    fn fold<I: Iterator<Item = T>>(&self, mut acc: Vec<T>, items: I) -> Vec<T> {
+        acc.extend(items);
+        acc
+    }
+    fn finish(&self, acc: Vec<T>) -> Pieces<T> {
+        vec![acc]
+    }
+    fn combine(&self, mut left: Pieces<T>, right: Pieces<T>) -> Pieces<T> {
+        left.extend(right);
+        left
+    }
+}
+
+/// Joins the pieces of a collect into one `Vec`.
+pub(crate) fn concat<T>(pieces: Pieces<T>) -> Vec<T> {
+    let total: usize = pieces.iter().map(Vec::len).sum();
+    let mut pieces = pieces.into_iter();
+    let mut out = pieces.next().unwrap_or_default();
+    out.reserve(total - out.len());
+    pieces.for_each(|mut p| out.append(&mut p));
+    out
+}

@@ -1,0 +1,85 @@
+//! Data parallelism: parallel iterators with rayon's API over one loop driver. A loop is
+//! one task over a range that its owner folds in exponentially growing blocks and splits
+//! only when a thief asks (Embracing Explicit Communication in Work-Stealing Runtime
+//! Systems, ch. 5: splittable tasks; On Lock-Free Work-stealing Iterators for Parallel
+//! Data Structures: batch growth, kernels, per-structure splitting). No grain size to
+//! choose.
+
+#[macro_use]
+mod macros;
+
+mod adapters;
+mod bridge;
+#[cfg(feature = "hashbrown")]
+mod buckets;
+mod chain;
+mod collect;
+mod demand;
+mod driver;
+mod indexed;
+mod into;
+mod kernels;
+mod maps;
+mod more_sources;
+mod per_piece;
+mod slices;
+mod sources;
+mod strings;
+mod traits;
+mod try_op;
+
+/// Parallel iterators: the traits, the adapter and source types, and the driver's
+/// protocol ([`iter::plumbing`](crate::iter::plumbing)).
+pub mod iter {
+    pub use super::adapters::{
+        Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Flatten, FlattenIter, Inspect,
+        Map, PanicFuse, Update,
+    };
+    pub use super::bridge::{IterBridge, ParallelBridge};
+    #[cfg(feature = "hashbrown")]
+    pub use super::buckets::Buckets;
+    pub use super::chain::Chain;
+    pub use super::collect::{FromParallelIterator, ParallelExtend};
+    pub use super::indexed::{Chunks, Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip};
+    pub use super::into::{
+        IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
+    };
+    pub use super::maps::InPlace;
+    pub use super::more_sources::{empty, once, repeat_n, repeatn, DequeIter, OptionIter, RepeatN};
+    pub use super::per_piece::{CloneOf, Fold, Identity, MapInit, MapWith};
+    pub use super::sources::{IntoIter, Iter, IterMut, RangeIter};
+    pub use super::traits::{IndexedParallelIterator, ParallelIterator};
+    pub use super::try_op::Try;
+
+    /// The loop driver's protocol, for making one's own collections parallel.
+    pub mod plumbing {
+        pub use super::super::driver::{bridge, run, IndexedProducer, Kernel, Producer};
+        pub use super::super::sources::{RangeBlock, RangeProducer, SliceProducer};
+        pub use super::super::traits::ProducerCallback;
+    }
+}
+
+/// Parallel views of slices.
+pub mod slice {
+    pub use super::slices::{
+        Chunks, ChunksExact, ChunksExactMut, ChunksMut, ParallelSlice, ParallelSliceMut, Windows,
+    };
+}
+
+/// Parallel views of strings.
+pub mod str {
+    pub use super::strings::{Bytes, Chars, Lines, ParallelString, SplitWhitespace};
+}
+
+/// Everything a program using parallel iterators needs: `use heist::prelude::*;` in
+/// place of `use rayon::prelude::*;`.
+pub mod prelude {
+    pub use super::bridge::ParallelBridge;
+    pub use super::collect::{FromParallelIterator, ParallelExtend};
+    pub use super::into::{
+        IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
+    };
+    pub use super::slices::{ParallelSlice, ParallelSliceMut};
+    pub use super::strings::ParallelString;
+    pub use super::traits::{IndexedParallelIterator, ParallelIterator};
+}

@@ -1,0 +1,62 @@
+//! The same code, compiled once against rayon and once against heist with only the `use`
+//! line changed, gives the same results for every method heist offers under rayon's
+//! name.
+
+mod on_rayon {
+    use rayon::prelude::*;
+    include!("par_rayon/cases.rs");
+}
+
+mod on_heist {
+    use heist::prelude::*;
+    include!("par_rayon/cases.rs");
+}
+
+#[test]
+fn heist_gives_rayons_results() {
+    let theirs = on_rayon::all();
+    let ours = on_heist::all();
+    assert_eq!(theirs.len(), ours.len());
+    assert_same(&theirs, &ours, "the global pool");
+}
+
+#[test]
+fn on_a_heist_pool_too() {
+    let theirs = on_rayon::all();
+    for s in [heist::Scheduler::Lace, heist::Scheduler::Relay] {
+        let pool = heist::Pool::builder()
+            .workers(3)
+            .scheduler(s)
+            .build()
+            .unwrap();
+        let ours = pool.run(|_| on_heist::all());
+        assert_same(&theirs, &ours, &format!("{s:?}"));
+    }
+}
+
+/// Fails with every case whose results differ.
+fn assert_same(theirs: &[(&str, String)], ours: &[(&str, String)], on: &str) {
+    let differ: Vec<String> = theirs
+        .iter()
+        .zip(ours)
+        .filter(|((_, r), (_, h))| r != h)
+        .map(|((name, r), (_, h))| format!("{name}:\n  rayon: {r:.300}\n  heist: {h:.300}"))
+        .collect();
+    assert!(differ.is_empty(), "on {on}:\n{}", differ.join("\n"));
+}
+
+#[test]
+fn free_sources() {
+    use heist::prelude::*;
+    use rayon::prelude::ParallelIterator as _;
+    assert_eq!(
+        heist::iter::repeat_n(3u8, 1000).map(u64::from).sum::<u64>(),
+        rayon::iter::repeat_n(3u8, 1000).map(u64::from).sum::<u64>()
+    );
+    assert_eq!(
+        heist::iter::once(5)
+            .chain(heist::iter::empty())
+            .collect::<Vec<i32>>(),
+        vec![5]
+    );
+}

@@ -1,0 +1,185 @@
+// Included by par_rayon.rs into a module that imports either `rayon::prelude::*` or
+// `heist::prelude::*`; nothing else here may name either crate.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::mpsc;
+
+/// Each case's name and its result, printed.
+pub fn all() -> Vec<(&'static str, String)> {
+    let v: Vec<u64> = (0..10_000u64).map(|x| x.wrapping_mul(0x9E37_79B9) % 1000).collect();
+    let words: Vec<String> = (0..3000).map(|i| format!("w{}", i % 97)).collect();
+    let text = "the quick\nbrown fox  jumps\r\nover\tthe lazy dög\n\nend".repeat(50);
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    macro_rules! case {
+        ($name:literal, $e:expr) => {
+            out.push(($name, format!("{:?}", $e)))
+        };
+    }
+
+    // Sources.
+    case!("range u64", (0..5000u64).into_par_iter().map(|x| x * x).sum::<u64>());
+    case!("range i64", (-3000i64..3000).into_par_iter().filter(|x| x % 7 == 0).collect::<Vec<_>>());
+    case!("range incl", (1u32..=100).into_par_iter().map(|x| if x % 5 == 0 { 2.0 } else { 1.0 }).product::<f64>());
+    case!("range usize len", (3usize..1003).into_par_iter().len());
+    case!("slice", v.par_iter().copied().max());
+    case!("vec into", v.clone().into_par_iter().map(|x| x + 1).collect::<Vec<_>>());
+    case!("array", [5, 3, 9, 1].into_par_iter().min());
+    case!("option", Some(4).into_par_iter().chain(None).collect::<Vec<i32>>());
+    let dq: VecDeque<u64> = v.iter().copied().collect();
+    case!("vecdeque ref", dq.par_iter().sum::<u64>());
+    case!("vecdeque into", dq.clone().into_par_iter().rev().take(5).collect::<Vec<_>>());
+    case!("par_chunks", v.par_chunks(7).map(|c| c.iter().sum::<u64>()).collect::<Vec<_>>());
+    case!("par_chunks_exact", v.par_chunks_exact(7).map(|c| c[0]).collect::<Vec<_>>());
+    case!("par_windows", v.par_windows(3).filter(|w| w[0] < w[1] && w[1] < w[2]).count());
+    let mut m = v.clone();
+    m.par_chunks_mut(10).for_each(|c| c.reverse());
+    case!("par_chunks_mut", m);
+    let mut m = v.clone();
+    m.par_chunks_exact_mut(3).for_each(|c| c.swap(0, 2));
+    case!("par_chunks_exact_mut", m);
+    let mut m = v.clone();
+    m.par_iter_mut().for_each(|x| *x *= 3);
+    case!("par_iter_mut", m);
+    case!("par_chars", text.par_chars().filter(|c| c.is_alphabetic()).collect::<String>());
+    case!("par_bytes", text.par_bytes().map(u64::from).sum::<u64>());
+    case!("par_lines", text.par_lines().collect::<Vec<_>>());
+    case!("par_split_whitespace", text.par_split_whitespace().collect::<Vec<_>>());
+    let mut bridged: Vec<u64> = v.iter().copied().par_bridge().map(|x| x * 2).collect();
+    bridged.sort();
+    case!("par_bridge", bridged);
+
+    // Maps and sets.
+    let hm: HashMap<u64, u64> = v.iter().map(|&x| (x * 31 + 7, x)).collect();
+    // Each map has its own random hasher: compare with its own sequential order.
+    case!("hashmap par_iter", hm.par_iter().map(|(k, v)| k ^ v).collect::<Vec<_>>() == hm.iter().map(|(k, v)| k ^ v).collect::<Vec<_>>());
+    case!("hashmap sum", hm.par_iter().map(|(_, v)| v).sum::<u64>());
+    let hs: std::collections::HashSet<u64> = v.iter().copied().collect();
+    case!("hashset par_iter", hs.par_iter().copied().collect::<Vec<_>>() == hs.iter().copied().collect::<Vec<_>>());
+    let bm: BTreeMap<u64, usize> = v.iter().copied().zip(0..).collect();
+    case!("btreemap par_iter", bm.par_iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>());
+    let bs: std::collections::BTreeSet<u64> = v.iter().copied().collect();
+    case!("btreeset par_iter", bs.par_iter().max());
+    case!("btreeset into", bs.clone().into_par_iter().filter(|x| x % 3 == 0).collect::<Vec<_>>());
+    case!("btreemap into", bm.clone().into_par_iter().map(|(k, v)| k + v as u64).collect::<Vec<_>>());
+    case!("hashset into", hs.clone().into_par_iter().count());
+    let mut hm2 = hm.clone();
+    hm2.par_iter_mut().for_each(|(_, v)| *v += 1);
+    case!("hashmap par_iter_mut", hm2.par_iter().map(|(_, v)| *v).sum::<u64>());
+    let mut bm2 = bm.clone();
+    bm2.par_iter_mut().for_each(|(k, v)| *v += *k as usize);
+    case!("btreemap par_iter_mut", bm2);
+
+    // Adapters.
+    case!("map filter", v.par_iter().map(|x| x * 2).filter(|x| x % 3 == 0).collect::<Vec<_>>());
+    case!("filter_map", v.par_iter().filter_map(|&x| (x > 500).then(|| x - 500)).collect::<Vec<_>>());
+    case!("enumerate", v.par_iter().enumerate().filter(|(i, x)| *i as u64 == **x).count());
+    case!("zip", v.par_iter().zip(words.par_iter()).map(|(a, w)| format!("{a}{w}")).collect::<Vec<_>>()[..20].to_vec());
+    case!("chain", v.par_iter().take(10).chain(v.par_iter().skip(9990)).copied().collect::<Vec<_>>());
+    case!("cloned", words.par_iter().cloned().collect::<Vec<String>>().len());
+    case!("copied", v.par_iter().copied().reduce(|| 0, |a, b| a.max(b)));
+    let seen = AtomicUsize::new(0);
+    let s: u64 = v.par_iter().inspect(|_| { seen.fetch_add(1, Relaxed); }).sum();
+    case!("inspect", (s, seen.load(Relaxed)));
+    case!("take skip", v.par_iter().skip(100).take(50).collect::<Vec<_>>());
+    case!("step_by", v.par_iter().step_by(37).collect::<Vec<_>>());
+    case!("chunks", v.par_iter().chunks(333).map(|c| c.len() * 1000 + c.iter().copied().sum::<u64>() as usize).collect::<Vec<_>>());
+    case!("rev", v.par_iter().rev().take(30).collect::<Vec<_>>());
+    case!("flat_map", (0..50u32).into_par_iter().flat_map(|i| (0..i).into_par_iter().map(move |j| i * j)).collect::<Vec<_>>());
+    case!("flat_map_iter", (0..50u32).into_par_iter().flat_map_iter(|i| (0..i).map(move |j| i + j)).collect::<Vec<_>>());
+    case!("flatten", vec![vec![1, 2], vec![], vec![3]].into_par_iter().flatten().collect::<Vec<i32>>());
+    case!("map_init", v.par_iter().map_init(|| 7u64, |s, &x| x * *s).sum::<u64>());
+    let (tx, rx) = mpsc::channel();
+    v.par_iter().take(100).for_each_with(tx, |tx, &x| tx.send(x).unwrap());
+    let mut got: Vec<u64> = rx.iter().collect();
+    got.sort();
+    case!("for_each_with", got);
+    case!("map_with", v.par_iter().map_with(3u64, |s, &x| x + *s).collect::<Vec<_>>());
+    case!("with_min_len", v.par_iter().with_min_len(1000).map(|x| x % 10).sum::<u64>());
+    case!("with_max_len", v.par_iter().with_max_len(3).map(|x| x % 10).collect::<Vec<_>>());
+    case!("panic_fuse", v.par_iter().panic_fuse().count());
+
+    // Consumers.
+    let count = AtomicUsize::new(0);
+    v.par_iter().for_each(|_| { count.fetch_add(1, Relaxed); });
+    case!("for_each", count.load(Relaxed));
+    let count = AtomicUsize::new(0);
+    v.par_iter().for_each_init(|| 1usize, |k, _| { count.fetch_add(*k, Relaxed); });
+    case!("for_each_init", count.load(Relaxed));
+    case!("try_for_each ok", v.par_iter().try_for_each(|&x| if x < 1000 { Ok(()) } else { Err(x) }));
+    case!("try_for_each err", (0..100u32).into_par_iter().try_for_each(|x| if x == 42 { Err(x) } else { Ok(()) }));
+    case!("try_for_each option", (0..100u32).into_par_iter().try_for_each(|x| (x < 100).then_some(())));
+    case!("sum f64", v.par_iter().map(|&x| x as f64 * 0.5).sum::<f64>());
+    case!("product", (1..20u64).into_par_iter().product::<u64>());
+    case!("reduce concat", words.par_iter().cloned().reduce(String::new, |a, b| a + &b));
+    case!("reduce_with", words.par_iter().cloned().reduce_with(|a, b| a + &b).map(|s| s.len()));
+    case!("reduce_with empty", (0..0u8).into_par_iter().reduce_with(|a, b| a + b));
+    case!("try_reduce ok", v.par_iter().map(|&x| Some(x)).try_reduce(|| 0, |a, b| a.checked_add(b)));
+    case!("try_reduce err", (0..100i32).into_par_iter().map(|x| if x == 50 { Err("fifty") } else { Ok(x) }).try_reduce(|| 0, |a, b| Ok(a + b)));
+    case!("fold", words.par_iter().fold(String::new, |a, b| a + b).reduce(String::new, |a, b| a + &b));
+    case!("fold sum", v.par_iter().fold(|| 0u64, |a, &b| a + b).sum::<u64>());
+    case!("count", v.par_iter().filter(|&&x| x > 900).count());
+    case!("min max", (v.par_iter().min(), v.par_iter().max()));
+    let pairs: Vec<(u64, usize)> = v.iter().copied().zip(0..).collect();
+    case!("min_by max_by", (pairs.par_iter().min_by(|a, b| a.0.cmp(&b.0)), pairs.par_iter().max_by(|a, b| a.0.cmp(&b.0))));
+    case!("min_by_key max_by_key", (pairs.par_iter().min_by_key(|p| p.0 % 10), pairs.par_iter().max_by_key(|p| p.0 % 10)));
+    case!("any all", (v.par_iter().any(|&x| x == 999), v.par_iter().all(|&x| x < 1000), v.par_iter().any(|&x| x > 1000)));
+    case!("find_any", v.par_iter().find_any(|&&x| x == 777).map(|&x| x == 777));
+    case!("find_first", pairs.par_iter().find_first(|p| p.0 == 777));
+    case!("position_any", (0..1000u32).into_par_iter().position_any(|x| x == 321));
+    case!("collect vec", v.par_iter().map(|x| x / 2).collect::<Vec<_>>());
+    case!("collect string", words.par_iter().map(|w| w.as_str()).collect::<String>());
+    let hm: HashMap<u64, usize> = pairs.par_iter().map(|&(a, b)| (b as u64, a as usize)).collect();
+    let mut hm: Vec<_> = hm.into_iter().collect();
+    hm.sort();
+    case!("collect hashmap", hm);
+    case!("collect btreemap", pairs.par_iter().copied().collect::<BTreeMap<u64, usize>>());
+    case!("collect result ok", v.par_iter().map(|&x| Ok::<u64, String>(x)).collect::<Result<Vec<_>, _>>());
+    case!("collect result err", (0..100u32).into_par_iter().map(|x| if x == 60 { Err(x) } else { Ok(x) }).collect::<Result<Vec<_>, _>>());
+    case!("collect option", (0..100u32).into_par_iter().map(|x| x.checked_sub(0)).collect::<Option<Vec<_>>>());
+    case!("collect option none", (0..100u32).into_par_iter().map(|x| x.checked_sub(1)).collect::<Option<Vec<_>>>());
+    let mut target = vec![1, 2, 3];
+    v.par_iter().copied().collect_into_vec(&mut target);
+    case!("collect_into_vec", target);
+    let (a, b): (Vec<u64>, Vec<usize>) = pairs.par_iter().copied().unzip();
+    case!("unzip", (a, b));
+    let (even, odd): (Vec<u64>, Vec<u64>) = v.par_iter().partition(|&&x| x % 2 == 0);
+    case!("partition", (even, odd));
+    let mut ext = vec![0u64];
+    ext.par_extend(v.par_iter().map(|x| x + 1));
+    case!("par_extend", ext);
+
+    // Less common methods.
+    case!("fold_with", v.par_iter().fold_with(String::from("<"), |a, b| a + &b.to_string()).reduce(String::new, |a, b| a + &b).replace('<', "").len());
+    case!("update", v.par_iter().copied().update(|x| *x += 1).take(8).collect::<Vec<_>>());
+    case!("find_map_first", v.par_iter().find_map_first(|&x| (x > 990).then(|| x * 2)));
+    case!("find_map_last", v.par_iter().find_map_last(|&x| (x < 5).then(|| x + 1)));
+    case!("find_map_any", v.par_iter().find_map_any(|&x| (x == 7).then_some(x)));
+    case!("position_first/last", (v.par_iter().position_first(|&x| x == 500), v.par_iter().position_last(|&x| x == 500)));
+    case!("positions", v.par_iter().positions(|&x| x % 97 == 0).collect::<Vec<_>>());
+    let count = AtomicUsize::new(0);
+    let r: Result<(), u64> = v.par_iter().try_for_each_init(|| 1, |k, &x| { count.fetch_add(*k, Relaxed); if x < 2000 { Ok(()) } else { Err(x) } });
+    case!("try_for_each_init", (r, count.load(Relaxed)));
+    case!("try_for_each_with", (0..50u32).into_par_iter().try_for_each_with(10u32, |k, x| if x < *k + 40 { Some(()) } else { None }));
+
+    // Sorts.
+    let mut s1 = v.clone();
+    s1.par_sort();
+    case!("par_sort", s1);
+    let mut s2 = pairs.clone();
+    s2.par_sort_by(|a, b| b.0.cmp(&a.0));
+    case!("par_sort_by (stable)", s2);
+    let mut s3 = pairs.clone();
+    s3.par_sort_by_key(|p| p.0 % 13);
+    case!("par_sort_by_key (stable)", s3);
+    let mut s4 = v.clone();
+    s4.par_sort_unstable();
+    case!("par_sort_unstable", s4);
+    let mut s5 = v.clone();
+    s5.par_sort_unstable_by(|a, b| b.cmp(a));
+    case!("par_sort_unstable_by", s5);
+    let mut s6 = v.clone();
+    s6.par_sort_unstable_by_key(|x| x % 100);
+    case!("par_sort_unstable_by_key", s6.iter().map(|x| x % 100).collect::<Vec<_>>());
+    out
+}

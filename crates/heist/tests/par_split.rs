@@ -1,0 +1,300 @@
+//! Every indexed source and adapter, split at every position: both pieces have the right
+//! lengths, and their items (forwards and backwards) are the sequential ones.
+
+use heist::iter::plumbing::{IndexedProducer, ProducerCallback};
+use heist::prelude::*;
+use std::collections::VecDeque;
+use std::fmt::Debug;
+
+/// Splits the producer at `at`, then each piece once more at every position.
+struct Check<'e, V, G> {
+    at: usize,
+    expected: &'e [V],
+    view: G,
+}
+
+impl<T, V: PartialEq + Debug, G: Fn(T) -> V> ProducerCallback<T> for Check<'_, V, G> {
+    type Output = ();
+    fn callback<P: IndexedProducer<Item = T>>(self, p: P) {
+        let n = self.expected.len();
+        assert_eq!(p.len(), n, "length before the split");
+        let (l, r) = p.split_at(self.at);
+        assert_eq!(
+            (l.len(), r.len()),
+            (self.at, n - self.at),
+            "split at {}",
+            self.at
+        );
+        let got: Vec<V> = l.into_iter().chain(r.into_iter()).map(&self.view).collect();
+        assert_eq!(got, self.expected, "items after a split at {}", self.at);
+    }
+}
+
+/// Like `Check`, reading the right piece backwards and splitting it again.
+struct CheckBack<'e, V, G> {
+    at: usize,
+    again: usize,
+    expected: &'e [V],
+    view: G,
+}
+
+impl<T, V: PartialEq + Debug + Clone, G: Fn(T) -> V> ProducerCallback<T> for CheckBack<'_, V, G> {
+    type Output = ();
+    fn callback<P: IndexedProducer<Item = T>>(self, p: P) {
+        let (_, r) = p.split_at(self.at);
+        let (a, b) = r.split_at(self.again);
+        let it = b.into_iter();
+        assert_eq!(it.len(), self.expected.len() - self.at - self.again);
+        let mut back: Vec<V> = it.rev().map(&self.view).collect();
+        back.reverse();
+        let mut got: Vec<V> = a.into_iter().map(&self.view).collect();
+        got.extend(back);
+        assert_eq!(
+            got,
+            &self.expected[self.at..],
+            "split at {} then {}",
+            self.at,
+            self.again
+        );
+    }
+}
+
+/// Checks `make()` split everywhere against `expected`, items seen through `view`.
+fn check<I, V, G>(name: &str, make: impl Fn() -> I, expected: &[V], view: G)
+where
+    I: IndexedParallelIterator,
+    V: PartialEq + Debug + Clone,
+    G: Fn(I::Item) -> V + Copy,
+{
+    assert_eq!(make().len(), expected.len(), "{name}: len");
+    for at in 0..=expected.len() {
+        make().with_producer(Check { at, expected, view });
+        for again in 0..=expected.len() - at {
+            make().with_producer(CheckBack {
+                at,
+                again,
+                expected,
+                view,
+            });
+        }
+    }
+}
+
+fn seq<T: Clone>(v: impl IntoIterator<Item = T>) -> Vec<T> {
+    v.into_iter().collect()
+}
+
+#[test]
+fn integer_ranges() {
+    check("u64", || (3u64..20).into_par_iter(), &seq(3u64..20), |x| x);
+    check("i64", || (-9i64..9).into_par_iter(), &seq(-9i64..9), |x| x);
+    check(
+        "u8",
+        || (250u8..=255).into_par_iter(),
+        &seq(250u8..=255),
+        |x| x,
+    );
+    check(
+        "i8",
+        || (-128i8..-120).into_par_iter(),
+        &seq(-128i8..-120),
+        |x| x,
+    );
+    check(
+        "i32 incl",
+        || (-3i32..=3).into_par_iter(),
+        &seq(-3i32..=3),
+        |x| x,
+    );
+    check(
+        "usize empty",
+        || (5usize..5).into_par_iter(),
+        &seq(5usize..5),
+        |x| x,
+    );
+    check("u16", || (0u16..17).into_par_iter(), &seq(0u16..17), |x| x);
+    check(
+        "isize",
+        || (-4isize..4).into_par_iter(),
+        &seq(-4isize..4),
+        |x| x,
+    );
+    check("u32", || (7u32..9).into_par_iter(), &seq(7u32..9), |x| x);
+    check(
+        "i16",
+        || (i16::MAX - 3..=i16::MAX).into_par_iter(),
+        &seq(i16::MAX - 3..=i16::MAX),
+        |x| x,
+    );
+}
+
+#[test]
+fn slices_vecs_arrays() {
+    let v: Vec<u32> = (0..17).map(|x| x * x).collect();
+    check("slice", || v.par_iter(), &v, |x| *x);
+    check("vec into", || v.clone().into_par_iter(), &v, |x| x);
+    let strings: Vec<String> = (0..13).map(|i| format!("s{i}")).collect();
+    check(
+        "vec of String into",
+        || strings.clone().into_par_iter(),
+        &strings,
+        |x| x,
+    );
+    check(
+        "array",
+        || [1, 2, 3, 4, 5].into_par_iter(),
+        &[1, 2, 3, 4, 5],
+        |x| x,
+    );
+    check(
+        "array ref",
+        || (&[1, 2, 3]).into_par_iter(),
+        &[1, 2, 3],
+        |x| *x,
+    );
+    let mut m = v.clone();
+    let expect = v.clone();
+    for at in 0..=v.len() {
+        m.par_iter_mut().with_producer(Check {
+            at,
+            expected: &expect,
+            view: |x: &mut u32| *x,
+        });
+    }
+}
+
+#[test]
+fn options_and_deques() {
+    check("some", || Some(7).into_par_iter(), &[7], |x| x);
+    check("none", || None::<i32>.into_par_iter(), &[], |x| x);
+    check("&some", || (&Some(7)).into_par_iter(), &[7], |x| *x);
+    let mut d: VecDeque<i32> = (0..6).collect();
+    d.push_front(-1);
+    d.push_front(-2);
+    let expect: Vec<i32> = d.iter().copied().collect();
+    assert!(!d.as_slices().1.is_empty() || d.as_slices().0.len() == d.len());
+    check("deque", || d.par_iter(), &expect, |x| *x);
+    check("deque into", || d.clone().into_par_iter(), &expect, |x| x);
+}
+
+#[test]
+fn chunks_and_windows() {
+    let v: Vec<u8> = (0..23).collect();
+    for size in [1, 2, 3, 5, 23, 30] {
+        let chunks: Vec<Vec<u8>> = v.chunks(size).map(<[u8]>::to_vec).collect();
+        check("chunks", || v.par_chunks(size), &chunks, <[u8]>::to_vec);
+        let exact: Vec<Vec<u8>> = v.chunks_exact(size).map(<[u8]>::to_vec).collect();
+        check(
+            "chunks_exact",
+            || v.par_chunks_exact(size),
+            &exact,
+            <[u8]>::to_vec,
+        );
+        let windows: Vec<Vec<u8>> = v.windows(size).map(<[u8]>::to_vec).collect();
+        check("windows", || v.par_windows(size), &windows, <[u8]>::to_vec);
+        let mut m = v.clone();
+        for at in 0..=chunks.len() {
+            m.par_chunks_mut(size).with_producer(Check {
+                at,
+                expected: &chunks,
+                view: |c: &mut [u8]| c.to_vec(),
+            });
+        }
+        let mut m = v.clone();
+        for at in 0..=exact.len() {
+            m.par_chunks_exact_mut(size).with_producer(Check {
+                at,
+                expected: &exact,
+                view: |c: &mut [u8]| c.to_vec(),
+            });
+        }
+    }
+}
+
+#[test]
+fn indexed_adapters() {
+    let v: Vec<i32> = (0..14).collect();
+    let e: Vec<(usize, i32)> = v.iter().copied().enumerate().collect();
+    check("enumerate", || v.par_iter().copied().enumerate(), &e, |x| x);
+    let z: Vec<(i32, u8)> = v
+        .iter()
+        .copied()
+        .zip(b"abcdefghij".iter().copied())
+        .collect();
+    check(
+        "zip",
+        || v.par_iter().copied().zip(b"abcdefghij".par_iter().copied()),
+        &z,
+        |x| x,
+    );
+    let r: Vec<i32> = v.iter().rev().copied().collect();
+    check("rev", || v.par_iter().copied().rev(), &r, |x| x);
+    for step in [1, 2, 3, 5, 20] {
+        let s: Vec<i32> = v.iter().copied().step_by(step).collect();
+        check("step_by", || v.par_iter().copied().step_by(step), &s, |x| x);
+    }
+    let c: Vec<i32> = v.iter().chain(&[100, 101, 102]).copied().collect();
+    check(
+        "chain",
+        || v.par_iter().chain(&[100, 101, 102]).copied(),
+        &c,
+        |x| x,
+    );
+    check(
+        "take",
+        || v.par_iter().take(9).map(|x| x * 2),
+        &seq(v.iter().take(9).map(|x| x * 2)),
+        |x| x,
+    );
+    check(
+        "skip",
+        || v.par_iter().skip(4).cloned(),
+        &seq(v.iter().skip(4).cloned()),
+        |x| x,
+    );
+    check("skip all", || v.par_iter().skip(40).cloned(), &[], |x| x);
+    let inspected = std::sync::atomic::AtomicUsize::new(0);
+    check(
+        "inspect",
+        || {
+            v.par_iter().inspect(|_| {
+                inspected.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            })
+        },
+        &seq(v.iter()),
+        |x| x,
+    );
+    assert!(inspected.into_inner() > 0);
+    check(
+        "min_len",
+        || v.par_iter().with_min_len(4),
+        &seq(v.iter()),
+        |x| x,
+    );
+    check(
+        "max_len",
+        || v.par_iter().with_max_len(2),
+        &seq(v.iter()),
+        |x| x,
+    );
+    check(
+        "panic_fuse",
+        || v.par_iter().panic_fuse(),
+        &seq(v.iter()),
+        |x| x,
+    );
+    let rz: Vec<(usize, i32)> = v
+        .iter()
+        .copied()
+        .rev()
+        .enumerate()
+        .skip(2)
+        .step_by(3)
+        .collect();
+    check(
+        "rev enumerate skip step_by",
+        || v.par_iter().copied().rev().enumerate().skip(2).step_by(3),
+        &rz,
+        |x| x,
+    );
+}
