@@ -9,13 +9,20 @@
 //! finish inside it, and detached tasks it spawns are counted before it ends, so the
 //! count reaches zero only when all are done. A barrier inside a task does not wait for
 //! the detached tasks that its worker took it up inside of, since they cannot end first.
+//!
+//! A detached task's panic is never lost: it goes to the builder's panic handler if one
+//! is set, else it waits for the next barrier, or for `Pool::drop`.
 
 use crate::pool::{lock, Pool, Registry};
-use crate::task::{JobRef, Panic};
+use crate::task::{self, JobRef, Panic};
 use crate::worker::{self, Worker};
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::Ordering::{AcqRel, Acquire, SeqCst};
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::{Acquire, SeqCst};
 use std::sync::{Arc, Condvar, Mutex};
+
+/// What `PoolBuilder::panic_handler` sets.
+pub(crate) type PanicHandler = Box<dyn Fn(Panic) + Send + Sync>;
 
 /// Barrier state of a pool.
 #[derive(Default)]
@@ -23,6 +30,10 @@ pub(crate) struct Detached {
     pending: std::sync::atomic::AtomicUsize,
     panic: Mutex<Option<Panic>>,
     idle: Condvar,
+    /// Receives detached panics instead of the barrier, if set.
+    pub(crate) handler: Option<PanicHandler>,
+    /// The last handle was dropped inside the pool: its workers stop once `pending` is 0.
+    closing: AtomicBool,
 }
 
 struct Job<F> {
@@ -30,6 +41,8 @@ struct Job<F> {
     registry: Arc<Registry>,
 }
 
+/// Runs a detached task. Never unwinds: its panic is handed on (see `hand_on`).
+///
 /// # Safety
 /// `data` is a `Box<Job<F>>` made by `spawn`, executed once.
 unsafe fn execute<F: FnOnce(&Worker) + Send + 'static>(data: *const (), w: &Worker) {
@@ -41,18 +54,61 @@ unsafe fn execute<F: FnOnce(&Worker) + Send + 'static>(data: *const (), w: &Work
     let out = panic::catch_unwind(AssertUnwindSafe(|| f(w)));
     w.detached_running.set(outer);
     w.detached_depth.set(w.detached_depth.get() - 1);
+    let d = &registry.detached;
     if let Err(p) = out {
-        let mut slot = lock(&registry.detached.panic);
-        slot.get_or_insert(p);
+        hand_on(d, p);
     }
     registry.in_flight.fetch_sub(1, SeqCst);
-    if registry.detached.pending.fetch_sub(1, AcqRel) == 1 {
-        let _g = lock(&registry.detached.panic);
-        registry.detached.idle.notify_all();
+    if d.pending.fetch_sub(1, SeqCst) == 1 {
+        let _g = lock(&d.panic);
+        d.idle.notify_all();
         drop(_g);
+        if d.closing.load(SeqCst) {
+            stop_closed(&registry);
+        }
         // A worker waiting in `Worker::barrier` may have gone to sleep.
         registry.sleep.wake_all();
     }
+}
+
+/// Gives a detached task's panic to the panic handler, or keeps it for the barrier if
+/// there is none (or the handler panicked: then its own panic is kept).
+fn hand_on(d: &Detached, p: Panic) {
+    let p = match &d.handler {
+        Some(h) => match panic::catch_unwind(AssertUnwindSafe(|| h(p))) {
+            Ok(()) => return,
+            Err(q) => q,
+        },
+        None => p,
+    };
+    task::record_first(&d.panic, p);
+}
+
+/// `Pool::drop` on one of the pool's own workers: the dropping task cannot wait for the
+/// detached tasks (it may be one), so the workers run every queued task and stop once
+/// none is left (see `stop_closed`).
+pub(crate) fn close_inside(r: &Registry) {
+    r.detached.closing.store(true, SeqCst);
+    if r.detached.pending.load(SeqCst) == 0 {
+        stop_closed(r);
+    }
+}
+
+/// Stops the workers of a pool whose last handle was dropped inside it, once its detached
+/// tasks (and so all of its work) are done. A panic kept for the barrier has nobody left
+/// to reach: rather than lose it, the process aborts.
+fn stop_closed(r: &Registry) {
+    if let Some(p) = take_panic(r) {
+        std::mem::forget(p);
+        eprintln!(
+            "heist: a detached task panicked in a pool whose last handle was dropped inside \
+             the pool, so no barrier can re-raise it; aborting (a panic handler set with \
+             PoolBuilder::panic_handler would receive it)"
+        );
+        std::process::abort();
+    }
+    r.terminate.store(true, SeqCst);
+    r.sleep.wake_all();
 }
 
 pub(crate) fn spawn<F: FnOnce(&Worker) + Send + 'static>(registry: &Arc<Registry>, f: F) {
@@ -107,6 +163,13 @@ fn wait(registry: &Arc<Registry>) {
 
 impl Pool {
     /// Spawns a `'static` task with no handle; [`Pool::barrier`] waits for it.
+    ///
+    /// A panic in the task is never lost. It goes to the panic handler if the pool was
+    /// built with [`PoolBuilder::panic_handler`](crate::PoolBuilder::panic_handler).
+    /// Otherwise the first such panic is re-raised by the next [`Pool::barrier`], or, if
+    /// no barrier runs before the pool is dropped, by `Pool::drop`; later ones before that
+    /// barrier are dropped. If the pool's last handle is dropped inside one of its own
+    /// tasks, nobody is left to re-raise it, and the process aborts with a message.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};

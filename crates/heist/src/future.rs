@@ -5,7 +5,10 @@
 //!
 //! Handles live inside [`Worker::futures`], which joins whatever is left when its closure
 //! returns, so a handle that is leaked with `mem::forget` cannot outlive what its task
-//! borrows. Handles are joined newest first (the order in which they drop).
+//! borrows; its panic reaches the caller of `futures`. Handles are joined newest first
+//! (the order in which they drop): the order is checked against the order of spawning,
+//! not against the deque, so it holds alike whether a task was pushed or (with the deque
+//! full) ran at once.
 
 use crate::task::{self, Panic, Slot};
 use crate::worker::Worker;
@@ -18,7 +21,10 @@ pub struct Futures<'w> {
     w: &'w Worker,
     /// Deque depth when the scope began; futures occupy the slots above it.
     base: u32,
+    /// Futures of this scope in the deque.
     live: Cell<u32>,
+    /// Handles spawned and neither joined nor dropped (leaked ones stay counted).
+    open: Cell<u32>,
     dropped_panic: Cell<Option<Panic>>,
     /// Invariant in `'w`, so tasks cannot borrow anything that dies inside the scope.
     _inv: PhantomData<&'w mut &'w ()>,
@@ -31,6 +37,8 @@ pub struct Futures<'w> {
 pub struct Future<'f, 'w, R> {
     state: State<'w, R>,
     scope: &'f Futures<'w>,
+    /// How many handles of the scope were open when this one was spawned.
+    seq: u32,
 }
 
 enum State<'w, R> {
@@ -94,7 +102,13 @@ impl<'w> Futures<'w> {
             let f = Box::new(f);
             self.push_boxed(move |w: &Worker| Box::new(f(w)))
         };
-        Future { state, scope: self }
+        let seq = self.open.get();
+        self.open.set(seq + 1);
+        Future {
+            state,
+            scope: self,
+            seq,
+        }
     }
 
     fn push_boxed<B, R>(&self, job: B) -> State<'w, R>
@@ -118,18 +132,22 @@ impl<'w> Futures<'w> {
         self.w.owner().top().map(|(s, _)| s as *const Slot) == Some(slot as *const Slot)
     }
 
-    /// Waits for `slot`, which must be the newest live future.
+    /// Waits for `slot`, the newest open future's.
     fn finish<R>(
         &self,
         slot: &Slot,
         sync: fn(&Worker, &Slot) -> std::thread::Result<R>,
     ) -> std::thread::Result<R> {
-        assert!(
-            self.is_top(slot),
-            "heist: futures must be joined newest first"
-        );
+        debug_assert!(self.is_top(slot));
         self.live.set(self.live.get() - 1);
         sync(self.w, slot)
+    }
+
+    /// Keeps the first panic of a dropped or leaked future for the end of the scope.
+    fn record(&self, p: Panic) {
+        let mut first = self.dropped_panic.take();
+        task::keep_first(&mut first, p);
+        self.dropped_panic.set(first);
     }
 }
 
@@ -137,34 +155,62 @@ impl<R> Future<'_, '_, R> {
     /// Waits for the task and returns its result, re-raising its panic.
     ///
     /// # Panics
-    /// If a future spawned after this one in the same scope is still unjoined.
+    /// If a future spawned after this one in the same scope is still unjoined (or was
+    /// leaked), whether or not its task has already run. The task itself still finishes
+    /// before the scope ends.
     pub fn join(mut self) -> R {
+        assert!(
+            self.is_newest(),
+            "heist: futures must be joined newest first"
+        );
         match self.take() {
             Ok(r) => r,
             Err(p) => panic::resume_unwind(p),
         }
     }
 
+    /// Whether this is the newest open handle of its scope (and, if its task is in the
+    /// deque, that task is on top: not so for a handle joined inside a nested scope).
+    fn is_newest(&self) -> bool {
+        self.seq + 1 == self.scope.open.get()
+            && match &self.state {
+                State::Pending { slot, .. } => self.scope.is_top(slot),
+                _ => true,
+            }
+    }
+
     fn take(&mut self) -> std::thread::Result<R> {
-        match std::mem::replace(&mut self.state, State::Joined) {
+        let out = match std::mem::replace(&mut self.state, State::Joined) {
             State::Pending { slot, sync } => self.scope.finish(slot, sync),
             State::Ready(out) => out,
             State::Joined => unreachable!("a future is joined once"),
-        }
+        };
+        self.scope.open.set(self.seq);
+        out
     }
 }
 
 impl<R> Drop for Future<'_, '_, R> {
     fn drop(&mut self) {
-        match &self.state {
+        let out = match std::mem::replace(&mut self.state, State::Joined) {
             State::Joined => return,
-            // Not the newest (a newer handle was leaked): the scope's end finishes it.
-            State::Pending { slot, .. } if !self.scope.is_top(slot) => return,
-            _ => {}
-        }
-        if let Err(p) = self.take() {
-            let old = self.scope.dropped_panic.take();
-            self.scope.dropped_panic.set(old.or(Some(p)));
+            // A newer handle is open or was leaked: the scope's end finishes this task.
+            pending @ State::Pending { .. } if !self.is_newest() => {
+                self.state = pending;
+                return;
+            }
+            // Ran at spawn; nothing waits, but later joins must still see it open.
+            State::Ready(out) if !self.is_newest() => out,
+            state => {
+                self.state = state;
+                self.take()
+            }
+        };
+        if let Some(p) = match out {
+            Ok(r) => task::drop_caught(r),
+            Err(p) => Some(p),
+        } {
+            self.scope.record(p);
         }
     }
 }
@@ -192,6 +238,7 @@ impl Worker {
             w: self,
             base: self.owner().depth(),
             live: Cell::new(0),
+            open: Cell::new(0),
             dropped_panic: Cell::new(None),
             _inv: PhantomData,
         };
@@ -200,24 +247,25 @@ impl Worker {
             .replace(&scope as *const Futures<'w> as *const ());
         let out = panic::catch_unwind(AssertUnwindSafe(|| op(&scope)));
         self.futures_scope.set(outer);
-        self.drain_leaked(scope.base);
-        match (out, scope.dropped_panic.take()) {
-            (Err(p), _) | (Ok(_), Some(p)) => panic::resume_unwind(p),
-            (Ok(v), None) => v,
-        }
+        self.drain_leaked(&scope);
+        task::resume_first(out, scope.dropped_panic.take())
     }
 
-    /// Finishes the tasks of leaked handles, newest first, leaking their results.
-    fn drain_leaked(&self, base: u32) {
-        while self.owner().depth() > base {
+    /// Finishes the tasks of leaked handles, newest first, dropping their results; their
+    /// panics go to the scope.
+    fn drain_leaked(&self, scope: &Futures<'_>) {
+        while self.owner().depth() > scope.base {
             let (slot, _) = self.owner().top().expect("depth > base");
-            if self.try_pop_any(slot) {
+            let p = if self.try_pop_any(slot) {
                 // SAFETY: popped privately; the slot still holds its job.
-                unsafe { slot.run_and_leak(self) };
+                unsafe { slot.run_and_discard(self) }
             } else {
                 self.await_done(slot);
-                slot.leak_outcome();
-            }
+                // SAFETY: `await_done` saw `DONE` with acquire ordering; the outcome of a
+                // leaked handle is taken by nobody else.
+                unsafe { slot.discard_outcome() }
+            };
+            p.into_iter().for_each(|p| scope.record(p));
         }
     }
 }

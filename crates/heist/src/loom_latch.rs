@@ -5,8 +5,7 @@
 //! - `loom_latch_wait_sees_the_result`: a thread blocked in `wait` returns only after
 //!   `set`, never misses the notification (a lost one is a deadlock under loom), and then
 //!   sees what the setter wrote before `set` (a loom cell, so that a race is reported).
-//! - `loom_latch_probe_then_settle`: a worker polling `probe` sees the same, and `settle`
-//!   returns.
+//! - `loom_latch_probe_sees_the_result`: a worker polling `probe` sees the same.
 //!
 //! Each model also checks, across its executions, that the waiter found the latch both
 //! unset (and so waited or polled) and already set.
@@ -38,7 +37,9 @@ unsafe impl Sync for Root {}
 fn finish(root: &Root) {
     // SAFETY: nobody reads `out` before the latch is set.
     root.out.with_mut(|p| unsafe { *p = 42 });
-    root.latch.set();
+    // SAFETY: the root is alive (an `Arc` the waiter shares), and the waiter frees nothing
+    // before it has seen the latch set.
+    unsafe { Latch::set(&root.latch) };
 }
 
 /// One execution: a setter thread finishes the root while the main thread waits with
@@ -74,11 +75,10 @@ fn loom_latch_wait_sees_the_result() {
 }
 
 #[test]
-fn loom_latch_probe_then_settle() {
+fn loom_latch_probe_sees_the_result() {
     model(|latch| {
         while !latch.probe() {
             thread::yield_now();
         }
-        latch.settle();
     });
 }

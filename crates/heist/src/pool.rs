@@ -6,12 +6,13 @@ use crate::lace::deque::Deque;
 use crate::latch::Latch;
 use crate::sleep::Sleep;
 use crate::stats::{Counters, WorkerStats};
-use crate::task::{JobRef, Panic};
+use crate::task::{self, JobRef, Panic};
 use crate::worker::{self, Worker};
+use std::any::Any;
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::fmt;
-use std::mem::MaybeUninit;
+use std::mem::{self, MaybeUninit};
 use std::panic::{self, AssertUnwindSafe};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
@@ -99,6 +100,7 @@ pub struct PoolBuilder {
     name: Option<NameFn>,
     stack_size: Option<usize>,
     pin: bool,
+    panic_handler: Option<crate::barrier::PanicHandler>,
 }
 
 impl PoolBuilder {
@@ -141,7 +143,37 @@ impl PoolBuilder {
         self
     }
 
-    /// Starts the pool.
+    /// Receives the panic of every detached task ([`Pool::spawn_detached`]), on the
+    /// worker that ran it, instead of the next [`Pool::barrier`] or `Pool::drop`
+    /// (default: none). Should the handler itself panic, its panic is kept for the barrier
+    /// instead.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let seen = Arc::new(AtomicUsize::new(0));
+    /// let s = Arc::clone(&seen);
+    /// let pool = heist::Pool::builder()
+    ///     .workers(2)
+    ///     .panic_handler(move |_payload| {
+    ///         s.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .build()?;
+    /// pool.spawn_detached(|_| panic!("handled"));
+    /// pool.barrier();
+    /// assert_eq!(seen.load(Ordering::SeqCst), 1);
+    /// # Ok::<(), heist::BuildError>(())
+    /// ```
+    pub fn panic_handler<F>(mut self, handler: F) -> Self
+    where
+        F: Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
+    {
+        self.panic_handler = Some(Box::new(handler));
+        self
+    }
+
+    /// Starts the pool. Should it fail or panic part-way (a `thread_name` closure that
+    /// panics), the workers it has started are stopped first.
     pub fn build(mut self) -> Result<Pool, BuildError> {
         let workers = match self.workers {
             Some(0) => return Err(BuildError::ZeroWorkers),
@@ -155,8 +187,13 @@ impl PoolBuilder {
             Some(s) => s,
             None => scheduler_from_env()?,
         };
-        let registry = Arc::new(Registry::new(workers, scheduler, self.capacity));
-        let mut threads = Vec::with_capacity(workers);
+        let mut registry = Registry::new(workers, scheduler, self.capacity);
+        registry.detached.handler = self.panic_handler.take();
+        let registry = Arc::new(registry);
+        let mut started = Started {
+            registry: &registry,
+            threads: Vec::with_capacity(workers),
+        };
         for i in 0..workers {
             let name = match &mut self.name {
                 Some(f) => f(i),
@@ -173,13 +210,12 @@ impl PoolBuilder {
                 worker::main(r, i, stack)
             };
             match b.spawn(start) {
-                Ok(h) => threads.push(h),
-                Err(e) => {
-                    shut_down(&registry, threads);
-                    return Err(BuildError::Spawn(e.to_string()));
-                }
+                Ok(h) => started.threads.push(h),
+                Err(e) => return Err(BuildError::Spawn(e.to_string())),
             }
         }
+        let threads = mem::take(&mut started.threads);
+        mem::forget(started);
         Ok(Pool { registry, threads })
     }
 }
@@ -191,6 +227,18 @@ fn default_stack_size() -> usize {
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(2 << 20)
+}
+
+/// The workers `build` has started; stopped if it returns early or unwinds.
+struct Started<'a> {
+    registry: &'a Registry,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Started<'_> {
+    fn drop(&mut self) {
+        shut_down(self.registry, mem::take(&mut self.threads));
+    }
 }
 
 fn workers_from_env() -> Result<usize, BuildError> {
@@ -491,18 +539,24 @@ where
     F: FnOnce(&Worker) -> R + Send,
     R: Send,
 {
+    /// Runs the root and sets its latch. Never unwinds: a panic goes into `out`.
+    ///
     /// # Safety
     /// `data` is a `Root<F, R>` whose owner waits on its latch; called once.
     unsafe fn execute(data: *const (), w: &Worker) {
+        let root = data.cast::<Root<F, R>>();
         // SAFETY: the contract above; `f` and `out` are touched only here until the latch
-        // is set, and the owner reads `out` only after it.
-        let root = unsafe { &*data.cast::<Root<F, R>>() };
-        let f = unsafe { (*root.f.get()).take() }.expect("a root runs once");
+        // is set, and the owner reads `out` only after it. The root is reached through the
+        // raw pointer only: the owner may free it as soon as the latch is set.
+        let f = unsafe { (*(*root).f.get()).take() }.expect("a root runs once");
         let outer = w.root_running.replace(w.running());
         let out = panic::catch_unwind(AssertUnwindSafe(|| f(w)));
         w.root_running.set(outer);
-        unsafe { *root.out.get() = Some(out) };
-        root.latch.set();
+        // SAFETY: as above.
+        unsafe {
+            *(*root).out.get() = Some(out);
+            Latch::set(&raw const (*root).latch);
+        }
     }
 }
 
@@ -516,6 +570,7 @@ impl Pool {
             name: None,
             stack_size: None,
             pin: false,
+            panic_handler: None,
         }
     }
 
@@ -552,7 +607,9 @@ impl Pool {
             latch: Latch::new(),
         };
         // SAFETY: `root` outlives the job: this frame waits for the latch (and lets the
-        // setter leave it) before returning or unwinding; `F` and `R` are `Send`.
+        // setter leave it) before returning, and the wait cannot unwind (a worker waiting
+        // here runs other tasks only under `Worker::busy`, which aborts on an unwind, and
+        // every task entry catches its panic); `F` and `R` are `Send`.
         let job =
             unsafe { JobRef::new((&root as *const Root<F, R>).cast(), Root::<F, R>::execute) };
         self.registry.in_flight.fetch_add(1, SeqCst);
@@ -596,11 +653,31 @@ fn shut_down(registry: &Registry, threads: Vec<JoinHandle<()>>) {
     }
 }
 
+/// Waits for the pool's detached tasks, then stops its workers. A panic among those
+/// tasks that no barrier re-raised (and no panic handler took) is re-raised here, after
+/// the workers have stopped; if the thread is already panicking it is dropped instead.
+///
+/// Dropped inside one of its own tasks (the last handle moved into a detached task), the
+/// pool cannot wait there: the drop returns at once, and the workers run every task still
+/// queued and then stop. A detached panic then has nobody to reach: the process aborts
+/// with a message unless a panic handler is set.
 impl Drop for Pool {
     fn drop(&mut self) {
-        // Detached tasks may still be running; they finish before the workers stop.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.barrier()));
-        shut_down(&self.registry, std::mem::take(&mut self.threads));
+        let threads = mem::take(&mut self.threads);
+        if worker::current_in(&self.registry).is_some() {
+            // The handles are dropped: the threads detach and end by themselves.
+            crate::barrier::close_inside(&self.registry);
+            return;
+        }
+        let waited = panic::catch_unwind(AssertUnwindSafe(|| self.barrier()));
+        shut_down(&self.registry, threads);
+        if let Err(p) = waited {
+            if std::thread::panicking() {
+                task::drop_panic(p);
+            } else {
+                panic::resume_unwind(p);
+            }
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 //! end of the scope.
 
 use crate::pool::{self, Pool, Registry};
-use crate::task::{JobRef, Panic};
+use crate::task::{self, JobRef, Panic};
 use crate::worker::{self, Worker};
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
@@ -50,11 +50,9 @@ impl Shared {
         }
     }
 
+    /// Keeps the first panic; a later payload is dropped, unable to unwind into the worker.
     fn record(&self, p: Panic) {
-        let mut slot = pool::lock(&self.panic);
-        if slot.is_none() {
-            *slot = Some(p);
-        }
+        task::record_first(&self.panic, p);
     }
 
     fn done(&self) -> bool {
@@ -64,10 +62,7 @@ impl Shared {
     /// The scope's result: `out`, unless `op` or a task panicked.
     fn finish<R>(self, out: std::thread::Result<R>) -> R {
         let spawned = self.panic.into_inner().unwrap_or_else(|e| e.into_inner());
-        match (out, spawned) {
-            (Err(p), _) | (Ok(_), Some(p)) => panic::resume_unwind(p),
-            (Ok(r), None) => r,
-        }
+        task::resume_first(out, spawned)
     }
 }
 
@@ -133,8 +128,9 @@ impl<'scope> Scope<'scope> {
         let job = Box::new(HeapJob { f, shared });
         let data = Box::into_raw(job) as *const ();
         // SAFETY: the box stays alive until `execute` takes it back, which happens once;
-        // the scope outlives the job because it waits for `pending` to reach zero; `F` is
-        // `Send` and `Shared` is `Sync`.
+        // the scope outlives the job because it waits for `pending` to reach zero, a wait
+        // that cannot unwind (see `Worker::scope`); `execute` never unwinds; `F` is `Send`
+        // and `Shared` is `Sync`.
         let job = unsafe { JobRef::new(data, execute::<F> as unsafe fn(*const (), &Worker)) };
         match self.worker() {
             Some(w) if Arc::ptr_eq(w.registry(), &shared.registry) => w.push_job(job),
@@ -147,6 +143,8 @@ impl<'scope> Scope<'scope> {
     }
 }
 
+/// Runs a scope task and ends its part in the scope. Never unwinds.
+///
 /// # Safety
 /// `data` is a `HeapJob<F>` made by `Scope::spawn`, executed once.
 unsafe fn execute<'scope, F>(data: *const (), w: &Worker)
@@ -154,15 +152,17 @@ where
     F: FnOnce(&Scope<'scope>) + Send,
 {
     // SAFETY: the contract above; the scope is alive until `pending` drops to zero below.
-    let job = unsafe { Box::from_raw(data as *mut HeapJob<F>) };
-    let shared = unsafe { &*job.shared };
-    let f = job.f;
-    let view = Scope::view(shared, Some(w));
+    let HeapJob { f, shared } = *unsafe { Box::from_raw(data as *mut HeapJob<F>) };
+    // SAFETY: as above; the view ends with the task.
+    let view = Scope::view(unsafe { &*shared }, Some(w));
     if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(&view))) {
-        shared.record(p);
+        // SAFETY: as above.
+        unsafe { (*shared).record(p) };
     }
-    // The last touch of the scope: after this the owner may return and free it.
-    shared.pending.fetch_sub(1, AcqRel);
+    // The last touch of the scope, through the raw pointer: once `pending` is zero the
+    // owner may return and free it.
+    // SAFETY: as above; nothing touches `shared` after this.
+    unsafe { (*shared).pending.fetch_sub(1, AcqRel) };
 }
 
 impl Worker {
@@ -174,6 +174,7 @@ impl Worker {
         let shared = Shared::new(self.registry());
         let view = Scope::view(&shared, Some(self));
         let out = panic::catch_unwind(AssertUnwindSafe(|| op(&view)));
+        // Cannot unwind (see `Worker::busy`), so no task outlives the scope.
         self.wait_until(|| shared.done());
         shared.finish(out)
     }

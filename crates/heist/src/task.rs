@@ -6,7 +6,7 @@
 use crate::sync::{AtomicUsize, RaceCell};
 use crate::worker::Worker;
 use std::any::Any;
-use std::mem::{align_of, size_of, ManuallyDrop, MaybeUninit};
+use std::mem::{self, align_of, size_of, ManuallyDrop, MaybeUninit};
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
 use std::sync::atomic::Ordering;
@@ -20,7 +20,90 @@ pub(crate) const DONE: usize = usize::MAX;
 /// A caught panic, carried to whoever joins the task.
 pub(crate) type Panic = Box<dyn Any + Send + 'static>;
 
-type ExecFn = unsafe fn(*const Slot, *const Worker);
+/// Drops a payload that nobody will receive, without letting its drop unwind into the
+/// runtime. A payload whose drop panics yields another payload, dropped the same way; a
+/// chain longer than `DROP_TRIES` is leaked rather than followed forever.
+pub(crate) fn drop_panic(p: Panic) {
+    const DROP_TRIES: u32 = 4;
+    let mut p = p;
+    for _ in 0..DROP_TRIES {
+        match panic::catch_unwind(AssertUnwindSafe(move || drop(p))) {
+            Ok(()) => return,
+            Err(again) => p = again,
+        }
+    }
+    mem::forget(p);
+}
+
+/// Keeps the first panic in `first`; a later one is dropped by `drop_panic`.
+pub(crate) fn keep_first(first: &mut Option<Panic>, p: Panic) {
+    match first {
+        Some(_) => drop_panic(p),
+        None => *first = Some(p),
+    }
+}
+
+/// Keeps the first panic in `first`; a later one is dropped after the lock is released.
+pub(crate) fn record_first(first: &std::sync::Mutex<Option<Panic>>, p: Panic) {
+    let mut first = crate::pool::lock(first);
+    let later = match *first {
+        Some(_) => Some(p),
+        None => {
+            *first = Some(p);
+            None
+        }
+    };
+    drop(first);
+    later.into_iter().for_each(drop_panic);
+}
+
+/// The end of a scope: `out` of its body, or else its tasks' first panic `spawned`. Either
+/// panic is re-raised; whatever loses is dropped first, unable to unwind here.
+pub(crate) fn resume_first<T>(out: std::thread::Result<T>, spawned: Option<Panic>) -> T {
+    match (out, spawned) {
+        (Err(p), later) => {
+            later.into_iter().for_each(drop_panic);
+            panic::resume_unwind(p)
+        }
+        (Ok(v), Some(p)) => {
+            drop_caught(v).into_iter().for_each(drop_panic);
+            panic::resume_unwind(p)
+        }
+        (Ok(v), None) => v,
+    }
+}
+
+/// Drops `v` (a job never run, a result nobody takes) and returns the panic of its drop.
+pub(crate) fn drop_caught<T>(v: T) -> Option<Panic> {
+    panic::catch_unwind(AssertUnwindSafe(move || drop(v))).err()
+}
+
+/// Aborts the process when dropped; forgotten on the normal path, so it drops only while
+/// unwinding. A worker holds one while it runs a task taken from a queue or a steal: each
+/// such task catches its own panics, and one that still unwound would pass waits whose
+/// frames a task on another worker may be borrowing.
+pub(crate) struct AbortOnUnwind;
+
+impl Drop for AbortOnUnwind {
+    #[cold]
+    fn drop(&mut self) {
+        eprintln!(
+            "heist: a panic unwound out of a task run by a worker; aborting, since frames \
+             below it may still be in use by tasks on other workers"
+        );
+        std::process::abort();
+    }
+}
+
+/// What a slot's entry does: run the job on a worker (returns `None`), or take the
+/// outcome of a finished job and drop it (returns the job's panic, or its result's).
+#[derive(Clone, Copy)]
+enum Op {
+    Run(*const Worker),
+    Discard,
+}
+
+type ExecFn = unsafe fn(*const Slot, Op) -> Option<Panic>;
 
 /// One task descriptor, one cache line.
 #[repr(C, align(64))]
@@ -93,21 +176,22 @@ impl Slot {
     }
 
     /// A thief's last touch of a slot: write the job's outcome over it and mark it done.
+    /// Takes a pointer: once `DONE` is stored the owner may reuse the slot.
     ///
     /// # Safety
-    /// The caller claimed the slot and has moved its job out.
-    unsafe fn finish<B, R>(&self, out: std::thread::Result<R>) {
+    /// `slot` is live, the caller claimed it and has moved its job out.
+    unsafe fn finish<B, R>(slot: *const Slot, out: std::thread::Result<R>) {
         // SAFETY: the job has been moved out, so the payload is free for the outcome; the
         // owner reads it only after the release store below.
         unsafe {
-            self.payload.with_mut(|p| {
+            (*slot).payload.with_mut(|p| {
                 let out = Payload::<B, R> {
                     out: ManuallyDrop::new(out),
                 };
                 ptr::write(p.cast::<Payload<B, R>>(), out)
-            })
-        };
-        self.thief.store(DONE, Ordering::Release);
+            });
+            (*slot).thief.store(DONE, Ordering::Release);
+        }
     }
 
     /// Takes the job out, for the owner (after a private pop) or its thief to run or drop.
@@ -125,17 +209,28 @@ impl Slot {
         }
     }
 
-    /// Runs a stolen job on worker `w` and publishes its outcome.
+    /// Runs a stolen job on worker `w` and publishes its outcome. A panic of the job is
+    /// part of the outcome: this never unwinds.
     ///
     /// # Safety
     /// The caller won the steal of this slot and has written its index to `thief`.
     pub(crate) unsafe fn run_stolen(&self, w: &Worker) {
-        // SAFETY: the steal's acquire CAS made the owner's writes of `exec` visible, and no
-        // one writes the slot while it is claimed by a thief.
+        // SAFETY: the caller's contract.
+        unsafe { self.call(Op::Run(w)) };
+    }
+
+    /// Calls the slot's type-erased entry.
+    ///
+    /// # Safety
+    /// The caller has the slot to itself, and it holds what `op` expects: a job for `Run`,
+    /// an outcome for `Discard`.
+    unsafe fn call(&self, op: Op) -> Option<Panic> {
+        // SAFETY: the steal's acquire CAS (or the owner's own `put`) made the write of
+        // `exec` visible, and no one writes the slot while the caller has it.
         let exec = unsafe { self.exec.with_mut(|e| *e) };
         let exec = exec.expect("a published slot always has a job");
         // SAFETY: `exec` is the `execute::<B, R>` matching the payload `put` wrote.
-        unsafe { exec(self, w) }
+        unsafe { exec(self, op) }
     }
 
     /// Reads the outcome a thief wrote and frees the slot for reuse.
@@ -156,36 +251,68 @@ impl Slot {
 
 impl Slot {
     /// Runs the job through its type-erased entry, as a thief would, and frees the slot;
-    /// the outcome is leaked (used for futures whose handle was forgotten).
+    /// the outcome is dropped and its panic returned (for futures whose handle was
+    /// forgotten: the panic goes to the scope).
     ///
     /// # Safety
     /// The owner popped this slot privately and it still holds its job.
-    pub(crate) unsafe fn run_and_leak(&self, w: &Worker) {
+    pub(crate) unsafe fn run_and_discard(&self, w: &Worker) -> Option<Panic> {
         // SAFETY: the caller's contract matches `run_stolen`'s: nobody else has the slot.
         unsafe { self.run_stolen(w) };
-        self.thief.store(0, Ordering::Relaxed);
+        // SAFETY: `run_stolen` wrote the outcome on this thread.
+        unsafe { self.discard_outcome() }
     }
 
-    /// Frees a slot whose thief finished, leaking the outcome.
-    pub(crate) fn leak_outcome(&self) {
+    /// Drops the outcome a thief wrote, frees the slot and returns the outcome's panic.
+    ///
+    /// # Safety
+    /// `thief` has been seen equal to `DONE` with acquire ordering (or the job ran on this
+    /// thread), and the slot's outcome has not been taken.
+    pub(crate) unsafe fn discard_outcome(&self) -> Option<Panic> {
+        // SAFETY: the caller's contract; the entry matches the outcome's type.
+        let p = unsafe { self.call(Op::Discard) };
         self.thief.store(0, Ordering::Relaxed);
+        p
     }
 }
 
-/// The thief's side of a slot job: run it, catch a panic, write the outcome, mark `DONE`.
-unsafe fn execute<B, R>(slot: *const Slot, w: *const Worker)
+/// A slot job's type-erased entry. `Run`: the thief's side: run the job, catch a panic,
+/// write the outcome and mark the slot `DONE`. `Discard`: take that outcome and drop it,
+/// returning its panic (or the panic of the result's drop). Never unwinds.
+///
+/// # Safety
+/// `slot` points to a live slot that the caller has to itself and that was filled by
+/// `put::<B, R>`. For `Run(w)`: the slot still holds its job, the caller claimed it (a
+/// steal, a relay hand-out, or the owner's private pop), and `w` is the live worker of
+/// this thread. For `Discard`: the job has run and its outcome has not been taken.
+unsafe fn execute<B, R>(slot: *const Slot, op: Op) -> Option<Panic>
 where
     B: FnOnce(&Worker) -> R + Send,
     R: Send,
 {
-    // SAFETY: `run_stolen` passes the claimed slot and the running worker, both live for
-    // this call; the payload holds a `B` (see `Slot::run_stolen`).
-    let (slot, w) = unsafe { (&*slot, &*w) };
-    // SAFETY: the thief owns the claimed slot, which holds a `B` put with `R`.
-    let job = unsafe { slot.take::<B, R>() };
-    let out = panic::catch_unwind(AssertUnwindSafe(|| job(w)));
-    // SAFETY: claimed, and the job has been moved out.
-    unsafe { slot.finish::<B, R>(out) }
+    match op {
+        Op::Run(w) => {
+            // SAFETY: the contract above: the worker is live for this call, and the slot
+            // holds a `B` put with `R` that the caller may take.
+            let (job, w) = unsafe { ((*slot).take::<B, R>(), &*w) };
+            let out = panic::catch_unwind(AssertUnwindSafe(|| job(w)));
+            // SAFETY: claimed, and the job has been moved out.
+            unsafe { Slot::finish::<B, R>(slot, out) };
+            None
+        }
+        Op::Discard => {
+            // SAFETY: the contract above: the slot holds the outcome, which nobody took.
+            let out = unsafe {
+                (*slot)
+                    .payload
+                    .with_mut(|p| ManuallyDrop::take(&mut (*p.cast::<Payload<B, R>>()).out))
+            };
+            match out {
+                Ok(r) => drop_caught(r),
+                Err(p) => Some(p),
+            }
+        }
+    }
 }
 
 /// A type-erased job that lives outside the deque: a root, a scope spawn, a detached task.
@@ -202,7 +329,8 @@ unsafe impl Send for JobRef {}
 impl JobRef {
     /// # Safety
     /// `data` stays valid until `exec(data, w)` has run, which must happen exactly once,
-    /// and whatever `data` points to may be used from another thread.
+    /// and whatever `data` points to may be used from another thread. `exec` must not
+    /// unwind: it catches the job's panic and hands it on (workers abort otherwise).
     pub(crate) unsafe fn new(data: *const (), exec: unsafe fn(*const (), &Worker)) -> JobRef {
         JobRef { data, exec }
     }
@@ -237,22 +365,22 @@ impl Slot {
     /// As for `run_stolen`.
     pub(crate) unsafe fn run_stolen_detached(&self) {
         // SAFETY: as in `run_stolen`; the detached entry never reads the worker.
-        let exec = unsafe { self.exec.with_mut(|e| *e) };
-        unsafe { exec.expect("a published slot always has a job")(self, ptr::null()) }
+        unsafe { self.call(Op::Run(ptr::null())) };
     }
 }
 
 /// `execute` for a job that takes no worker (loom models only).
 #[cfg(all(test, loom))]
-unsafe fn execute_detached<B, R>(slot: *const Slot, _w: *const Worker)
+unsafe fn execute_detached<B, R>(slot: *const Slot, op: Op) -> Option<Panic>
 where
     B: FnOnce() -> R + Send,
     R: Send,
 {
+    assert!(matches!(op, Op::Run(_)), "the loom models never discard");
     // SAFETY: as in `execute`.
-    let slot = unsafe { &*slot };
-    let job = unsafe { slot.take::<B, R>() };
+    let job = unsafe { (*slot).take::<B, R>() };
     let out = panic::catch_unwind(AssertUnwindSafe(job));
     // SAFETY: as in `execute`.
-    unsafe { slot.finish::<B, R>(out) }
+    unsafe { Slot::finish::<B, R>(slot, out) };
+    None
 }

@@ -88,7 +88,6 @@ pub(crate) fn wait_latch(latch: &Latch) {
             let outer = w.root_level.replace(w.running());
             w.wait_until(|| latch.probe());
             w.root_level.set(outer);
-            latch.settle();
         }
         None => latch.wait(),
     })
@@ -461,16 +460,18 @@ impl Worker {
 
     /// Runs `f`, a task taken from a queue or a steal, counting it as running: a worker
     /// that runs a task is not idle even when its deque and job list are empty.
+    ///
+    /// `f` must not unwind: such a task runs inside whatever this worker waits in (a
+    /// scope, a leapfrogging `join`, another pool's `run`), whose frames tasks on other
+    /// workers may borrow. Every task entry catches its panic and hands it on; should one
+    /// still unwind, the process aborts here rather than unwind through those frames.
     pub(crate) fn busy<R>(&self, f: impl FnOnce() -> R) -> R {
-        struct Done<'a>(&'a Cell<u32>);
-        impl Drop for Done<'_> {
-            fn drop(&mut self) {
-                self.0.set(self.0.get() - 1);
-            }
-        }
         self.running.set(self.running.get() + 1);
-        let _done = Done(&self.running);
-        f()
+        let guard = task::AbortOnUnwind;
+        let r = f();
+        mem::forget(guard);
+        self.running.set(self.running.get() - 1);
+        r
     }
 
     /// Whether this worker may take up a root of `Pool::run` now: at the bottom of its
@@ -735,16 +736,21 @@ impl<B, RB> Drop for SyncOnUnwind<'_, B, RB> {
     }
 }
 
-/// The unwinding half of `SyncOnUnwind`, out of line.
+/// The unwinding half of `SyncOnUnwind`, out of line. What it drops (the job, or the
+/// thief's outcome) is dropped under `catch_unwind`: `a`'s panic is already unwinding.
 #[cold]
 #[inline(never)]
 fn sync_unwinding<B, RB>(w: &Worker, slot: &Slot) {
-    if w.try_pop_any(slot) {
+    let dropped = if w.try_pop_any(slot) {
         // SAFETY: popped privately, so the slot still holds the `B` put by `join`.
-        unsafe { drop(slot.take::<B, RB>()) };
+        task::drop_caught(unsafe { slot.take::<B, RB>() })
     } else {
-        drop(w.await_stolen::<B, RB>(slot));
-    }
+        match w.await_stolen::<B, RB>(slot) {
+            Ok(rb) => task::drop_caught(rb),
+            Err(p) => Some(p),
+        }
+    };
+    dropped.into_iter().for_each(task::drop_panic);
 }
 
 #[cfg(all(test, not(loom)))]

@@ -69,7 +69,8 @@ where
         // the latch, which the last decrement below sets.
         unsafe { *call.outs[w.index()].get() = Some(out) };
         if call.left.fetch_sub(1, AcqRel) == 1 {
-            call.latch.set();
+            // SAFETY: the caller frees the call only once it has seen the latch set.
+            unsafe { Latch::set(&raw const call.latch) };
         }
     }
 }

@@ -169,6 +169,11 @@ impl<H: Home> Owner<H> {
     /// operations on `dq`, and it does so only once it has been placed where `H` says.
     pub(crate) unsafe fn new(dq: &Deque, counters: &Counters, relay: bool) -> Owner<H> {
         let base = dq.start();
+        // `gate_addr` reaches the gate from the owner's address, outside the owner, so it
+        // takes up this provenance of the gate: exposed here, for the deque's lifetime.
+        let _ = (&dq.gate.0 as *const Gate).expose_provenance();
+        // Likewise the slot array's, for `slot_ptr`.
+        let _ = base.expose_provenance();
         // Lace starts all-stolen, so its first push publishes; relay starts open.
         let limit = if relay { dq.end() } else { base };
         dq.gate.0.limit.store(limit, Relaxed);
@@ -191,12 +196,21 @@ impl<H: Home> Owner<H> {
         ptr::eq(self.gate_addr(), &self.dq().gate.0)
     }
 
+    /// A pointer to the slot at `slot`'s address with the whole array's provenance (exposed
+    /// in `new`). A pointer derived from `&Slot` covers that one slot only, while `head`
+    /// is stepped from it to its neighbours. Compiles to the address itself.
+    #[inline(always)]
+    fn slot_ptr(addr: usize) -> *const Slot {
+        ptr::with_exposed_provenance(addr)
+    }
+
+    /// The gate's address, computed from the owner's. A pointer derived from `&self`
+    /// covers only the owner, so the address takes up the gate's own provenance, exposed
+    /// in `new` (the same code as an offset from `self`).
     #[inline(always)]
     fn gate_addr(&self) -> *const Gate {
-        (self as *const Self)
-            .cast::<u8>()
-            .wrapping_offset(H::GATE_OFFSET)
-            .cast()
+        let addr = (self as *const Self).addr();
+        ptr::with_exposed_provenance(addr.wrapping_add_signed(H::GATE_OFFSET))
     }
 
     /// The lowest and highest address of the words every push and pop touches: `head`
@@ -221,7 +235,9 @@ impl<H: Home> Owner<H> {
     fn gate(&self) -> &Gate {
         debug_assert!(self.is_home());
         // SAFETY: by the contract of `Home` and `Owner::new`, the owner sits `GATE_OFFSET`
-        // bytes before the gate of its deque, which outlives it.
+        // bytes before the gate of its deque, which outlives it; `new` exposed a pointer
+        // to that gate (from `&Deque`, so valid for shared atomic access while the deque
+        // lives), whose provenance `gate_addr`'s pointer takes up.
         unsafe { &*self.gate_addr() }
     }
 
@@ -255,8 +271,9 @@ impl<H: Home> Owner<H> {
     #[inline(always)]
     pub(crate) fn advance(&self, slot: &Slot) {
         debug_assert_eq!(self.head.get(), slot as *const Slot);
-        // SAFETY: `fast_slot` checked `slot = head < limit <= end`.
-        self.head.set(unsafe { (slot as *const Slot).add(1) });
+        // `fast_slot` checked `slot = head < limit <= end`.
+        let next = (slot as *const Slot).addr() + mem::size_of::<Slot>();
+        self.head.set(Self::slot_ptr(next));
     }
 
     /// The slot the next push writes, or `None` when the deque is full.
@@ -286,7 +303,7 @@ impl<H: Home> Owner<H> {
         let top = top as *const Slot;
         debug_assert_eq!(self.head.get(), top.wrapping_add(1));
         if top >= self.gate().floor.load(Relaxed).cast_const() {
-            self.head.set(top);
+            self.head.set(Self::slot_ptr(top.addr()));
             return true;
         }
         false
@@ -423,14 +440,14 @@ impl<H: Home> Owner<H> {
         self.index(self.head.get()) - self.index(self.o_split.get())
     }
 
-    /// Relay: hands the `k` oldest private tasks out; returns the first of them.
-    pub(crate) fn hand_out(&self, k: u32) -> &Slot {
+    /// Relay: hands the `k` oldest private tasks out; returns a pointer to the first of
+    /// them that reaches all `k` (a `&Slot` would reach the first only).
+    pub(crate) fn hand_out(&self, k: u32) -> *const Slot {
         debug_assert!(self.relay && k >= 1 && k <= self.private_len());
         let first = self.o_split.get();
         // SAFETY: `o_split + k <= head`, inside the slot array.
         self.set_split(unsafe { first.add(k as usize) });
-        // SAFETY: `first < head`, a live slot of the array.
-        unsafe { &*first }
+        first
     }
 
     /// Relay: the pop after polling; the top task is ours unless it was handed out.

@@ -261,7 +261,7 @@ fn give(w: &Worker, thief: u32, k: u32) {
     let first = w.owner().hand_out(k);
     for i in 0..k as usize {
         // SAFETY: the `k` slots from `first` were just handed out and are live.
-        let slot = unsafe { &*(first as *const Slot).add(i) };
+        let slot = unsafe { &*first.add(i) };
         slot.thief.store(thief as usize + 1, Relaxed);
     }
     let r = w.registry();
