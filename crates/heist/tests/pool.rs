@@ -627,6 +627,20 @@ fn cpus_of_threads(prefix: &str) -> (Vec<String>, String) {
     (lists, me)
 }
 
+/// `cpus_of_threads(prefix)` once `n` threads carry the prefix and each list passes `ok`,
+/// or as it is after 20 s.
+fn threads_settled(prefix: &str, n: usize, ok: impl Fn(&String) -> bool) -> (Vec<String>, String) {
+    let started = std::time::Instant::now();
+    loop {
+        let (lists, me) = cpus_of_threads(prefix);
+        let done = lists.len() == n && lists.iter().all(&ok);
+        if done || started.elapsed() > std::time::Duration::from_secs(20) {
+            return (lists, me);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 #[test]
 fn pinned_workers_each_keep_to_one_cpu_and_others_are_free() {
     for s in [Scheduler::Lace, Scheduler::Relay] {
@@ -645,7 +659,9 @@ fn pinned_workers_each_keep_to_one_cpu_and_others_are_free() {
             .unwrap();
         assert_eq!(pinned.run(|w| fib(w, 20)), 6765);
         assert_eq!(free.run(|w| fib(w, 20)), 6765);
-        let (lists, me) = cpus_of_threads("heist-pin-");
+        // A worker names itself when its thread starts and pins itself right after, which
+        // may be later than the runs above.
+        let (lists, me) = threads_settled("heist-pin-", 3, |l| l.parse::<usize>().is_ok());
         assert_eq!(lists.len(), 3, "{s:?}");
         for l in &lists {
             assert!(
@@ -653,7 +669,7 @@ fn pinned_workers_each_keep_to_one_cpu_and_others_are_free() {
                 "{s:?}: a pinned worker may run on {l}"
             );
         }
-        let (lists, _) = cpus_of_threads("heist-free-");
+        let (lists, _) = threads_settled("heist-free-", 2, |l| *l == me);
         assert_eq!(lists, vec![me.clone(); 2], "{s:?}");
         drop(pinned);
     }
