@@ -83,6 +83,18 @@ fn number(s: &str) -> Option<f64> {
     (v.is_finite() && v >= 0.0).then_some(v)
 }
 
+/// A size of one whole-number field `name` in `lo..=hi` (see [`parse_size`]).
+pub fn count(
+    kernel: &str,
+    size: &str,
+    name: &'static str,
+    lo: u64,
+    hi: u64,
+) -> Result<u64, String> {
+    let [v] = parse_size(kernel, size, [(name, None)])?;
+    whole(kernel, name, v, lo, hi)
+}
+
 /// A size field that must be a whole number in `lo..=hi`.
 pub fn whole(kernel: &str, name: &str, v: f64, lo: u64, hi: u64) -> Result<u64, String> {
     if v.fract() == 0.0 && v >= lo as f64 && v <= hi as f64 {

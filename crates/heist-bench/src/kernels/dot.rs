@@ -36,14 +36,8 @@ impl Bench for Dot {
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
-        let n: usize = size
-            .trim()
-            .parse()
-            .map_err(|_| format!("dot: size `{size}` is not a number of pairs"))?;
         // Entries below 1024: products below 2^20, sums of up to 2^32 pairs stay exact.
-        if n == 0 || n > 1 << 32 {
-            return Err(format!("dot: {n} pairs outside 1..=2^32"));
-        }
+        let n = crate::bench::count("dot", size, "pairs", 1, 1 << 32)? as usize;
         let mut seed = 0x2545_F491_4F6C_DD1Du64;
         let mut next = move || {
             seed ^= seed << 13;

@@ -5,7 +5,7 @@
 //! Every call with `n ≥ 2` joins `fib(n-1)` and `fib(n-2)`; with [`crate::fork::Seq`] this
 //! is the plain recursive function. The result is checked against an iterative Fibonacci.
 
-use crate::bench::{parse_size, verify_eq, whole, Bench, Instance, SizeClass};
+use crate::bench::{count, verify_eq, Bench, Instance, SizeClass};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, Task};
 use std::hint::black_box;
@@ -40,8 +40,7 @@ impl Bench for Fib {
 
 /// Parses `n` (0..=93).
 fn parse_n(size: &str) -> Result<u32, String> {
-    let [n] = parse_size("fib", size, [("n", None)])?;
-    Ok(whole("fib", "n", n, 0, MAX_N.into())? as u32)
+    Ok(count("fib", size, "n", 0, MAX_N.into())? as u32)
 }
 
 /// fib(n) by binary recursion, both calls joined through `f`.

@@ -45,10 +45,7 @@ impl Bench for FibFutures {
 
 /// Parses `n` for the fib variants (0..=93, where fib(n) fits a `u64`).
 pub(super) fn parse_n(kernel: &str, size: &str) -> Result<u32, String> {
-    match size.trim().parse::<u32>() {
-        Ok(n) if n <= 93 => Ok(n),
-        _ => Err(format!("{kernel}: size `{size}` is not n in 0..=93")),
-    }
+    Ok(crate::bench::count(kernel, size, "n", 0, 93)? as u32)
 }
 
 /// fib(n), the `n-1` call spawned as a future.

@@ -36,13 +36,7 @@ impl Bench for Knapsack {
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
-        let n: usize = size
-            .trim()
-            .parse()
-            .map_err(|_| format!("knapsack: size `{size}` is not a number of items"))?;
-        if !(1..=1000).contains(&n) {
-            return Err(format!("knapsack: {n} items outside 1..=1000"));
-        }
+        let n = crate::bench::count("knapsack", size, "items", 1, 1000)? as usize;
         Ok(Box::new(KnapsackRun::seeded(n)))
     }
 }

@@ -73,10 +73,7 @@ impl Bench for MixedQuicksort {
         let (input, n) = size
             .split_once(':')
             .ok_or_else(|| format!("mixed-quicksort: size `{size}` is not input:n"))?;
-        let n: usize = n
-            .trim()
-            .parse()
-            .map_err(|_| format!("mixed-quicksort: `{n}` is not a count"))?;
+        let n = crate::bench::count("mixed-quicksort", n, "n", 0, 1 << 40)? as usize;
         let input = generate(input.trim(), n)?;
         let mut sorted = input.clone();
         sorted.sort_unstable();

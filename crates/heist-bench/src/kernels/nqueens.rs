@@ -8,7 +8,7 @@
 //! binary splitting of that set with `join`, so each legal placement becomes one leaf of
 //! the join tree. The count is checked against the known solution counts (OEIS A000170).
 
-use crate::bench::{parse_size, verify_eq, whole, Bench, Instance, SizeClass};
+use crate::bench::{count, verify_eq, Bench, Instance, SizeClass};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, Task};
 use std::hint::black_box;
@@ -68,8 +68,7 @@ impl Bench for NQueens {
 
 /// Parses the board size `n` (1..=18, the known solution counts).
 fn parse_n(size: &str) -> Result<usize, String> {
-    let [n] = parse_size("nqueens", size, [("n", None)])?;
-    Ok(whole("nqueens", "n", n, 1, MAX_N as u64)? as usize)
+    Ok(count("nqueens", size, "n", 1, MAX_N as u64)? as usize)
 }
 
 /// The known number of solutions for an `n × n` board.

@@ -119,21 +119,9 @@ pub fn close(a: &f64, b: &f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
 
-/// Parses a size that may be written `10^9`, `5e6`, `2100` or `1_000`.
+/// Parses a count that may be written `10^9`, `5e6`, `2100` or `1_000`.
 pub fn parse_size(name: &str, size: &str) -> Result<u64, String> {
-    let s = size.trim().replace('_', "");
-    let bad = || format!("{name}: size `{size}` is not a count (e.g. 1000000, 10^6, 5e6)");
-    let n = if let Some((b, e)) = s.split_once('^') {
-        let (b, e): (u64, u32) = (b.parse().map_err(|_| bad())?, e.parse().map_err(|_| bad())?);
-        b.checked_pow(e).ok_or_else(bad)?
-    } else if let Some((m, e)) = s.split_once('e') {
-        let (m, e): (u64, u32) = (m.parse().map_err(|_| bad())?, e.parse().map_err(|_| bad())?);
-        m.checked_mul(10u64.checked_pow(e).ok_or_else(bad)?)
-            .ok_or_else(bad)?
-    } else {
-        s.parse().map_err(|_| bad())?
-    };
-    Ok(n)
+    crate::bench::count(name, size, "n", 0, 1 << 53)
 }
 
 /// A 64-bit mix of `i` (a multiply and a shift-xor): cheap, vectorisable, no closed

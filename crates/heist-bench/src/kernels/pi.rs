@@ -41,10 +41,7 @@ impl Bench for Pi {
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
-        let tol: f64 = size
-            .trim()
-            .parse()
-            .map_err(|_| format!("pi: size `{size}` is not a tolerance such as 1e-15"))?;
+        let [tol] = crate::bench::parse_size("pi", size, [("tol", None)])?;
         if !(tol > 0.0 && tol < 1.0) {
             return Err(format!("pi: tolerance {tol} outside (0, 1)"));
         }

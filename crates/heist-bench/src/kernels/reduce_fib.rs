@@ -33,13 +33,7 @@ impl Bench for ReduceFib {
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
-        let n: u32 = size
-            .trim()
-            .parse()
-            .map_err(|_| format!("reduce-fib: size `{size}` is not a number n"))?;
-        if n > 90 {
-            return Err(format!("reduce-fib: n = {n} is too large (at most 90)"));
-        }
+        let n = crate::bench::count("reduce-fib", size, "n", 0, 90)? as u32;
         Ok(Box::new(FibRun {
             n,
             expected: super::fib::fib_iterative(n),

@@ -36,12 +36,8 @@ impl Bench for ReduceNQueens {
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
-        let n: usize = size
-            .trim()
-            .parse()
-            .map_err(|_| format!("reduce-nqueens: size `{size}` is not a number n"))?;
-        let expected = nqueens::known_solutions(n)
-            .ok_or_else(|| format!("reduce-nqueens: n = {n} outside 1..={MAX_N}"))?;
+        let n = crate::bench::count("reduce-nqueens", size, "n", 1, MAX_N as u64)? as usize;
+        let expected = nqueens::known_solutions(n).expect("n is in 1..=MAX_N");
         Ok(Box::new(QueensRun {
             n,
             expected,

@@ -42,12 +42,7 @@ pub const SPAWN_TREE: SpawnBench = SpawnBench::new(
 
 /// Parses a size `d` (2^d tasks or leaves), `0..=30`.
 fn parse_log2(kernel: &str, size: &str) -> Result<u32, String> {
-    match size.trim().parse::<u32>() {
-        Ok(d) if d <= 30 => Ok(d),
-        _ => Err(format!(
-            "{kernel}: size `{size}` is not d in 0..=30 (2^d tasks)"
-        )),
-    }
+    Ok(crate::bench::count(kernel, size, "d", 0, 30)? as u32)
 }
 
 impl Bench for SpawnBench {
