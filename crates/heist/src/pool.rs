@@ -199,15 +199,17 @@ impl PoolBuilder {
                 Some(f) => f(i),
                 None => format!("heist-{i}"),
             };
-            let stack = self.stack_size.unwrap_or_else(default_stack_size);
-            let b = std::thread::Builder::new().name(name).stack_size(stack);
+            let mut b = std::thread::Builder::new().name(name);
+            if let Some(s) = self.stack_size {
+                b = b.stack_size(s);
+            }
             let r = Arc::clone(&registry);
             let pin = self.pin;
             let start = move || {
                 if pin {
                     crate::affinity::pin_nth(i);
                 }
-                worker::main(r, i, stack)
+                worker::main(r, i)
             };
             match b.spawn(start) {
                 Ok(h) => started.threads.push(h),
@@ -218,15 +220,6 @@ impl PoolBuilder {
         mem::forget(started);
         Ok(Pool { registry, threads })
     }
-}
-
-/// The stack size std gives a thread by default: `RUST_MIN_STACK`, else 2 MiB. Set
-/// explicitly so that each worker knows a lower bound on its own stack.
-fn default_stack_size() -> usize {
-    std::env::var("RUST_MIN_STACK")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(2 << 20)
 }
 
 /// The workers `build` has started; stopped if it returns early or unwinds.

@@ -106,8 +106,7 @@ unsafe impl Home for Seated {
 }
 
 /// A worker thread's body.
-/// `stack` is a lower bound on the thread's stack size.
-pub(crate) fn main(registry: Arc<Registry>, index: usize, stack: usize) {
+pub(crate) fn main(registry: Arc<Registry>, index: usize) {
     // Keeps the seat's memory alive until the worker in it has been dropped, also when
     // the worker's own `Arc` is the last one otherwise.
     let keep = Arc::clone(&registry);
@@ -135,7 +134,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, stack: usize) {
             root_running: Cell::new(0),
             root_level: Cell::new(0),
             running: Cell::new(0),
-            stack: stack_range(stack_here(), stack),
+            stack: stack_bounds().unwrap_or((0, 0)),
             _not_send: PhantomData,
         })
     };
@@ -153,12 +152,46 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, stack: usize) {
     drop(keep);
 }
 
-/// Addresses from `top`, in the thread's first frame, down by half of the stack's `size`;
-/// empty under 256 KiB. At least that much of the stack lies below its first frame, even
-/// if the guard page (up to 64 KiB) is carved out of `size`.
-fn stack_range(top: usize, size: usize) -> (usize, usize) {
-    let span = if size < (256 << 10) { 0 } else { size / 2 };
-    (top.saturating_sub(span), top)
+/// The calling thread's stack block as the thread library reports it (Linux:
+/// `pthread_getattr_np`); `None` where it cannot be read. The block is this thread's alone:
+/// no other thread's stack lies in it while the thread lives.
+#[cfg(target_os = "linux")]
+fn stack_bounds() -> Option<(usize, usize)> {
+    use std::ffi::{c_int, c_ulong, c_void};
+    // Larger than and as aligned as `pthread_attr_t` on every Linux target (36 or 56 bytes).
+    #[repr(C, align(8))]
+    struct Attr([u8; 128]);
+    extern "C" {
+        fn pthread_self() -> c_ulong;
+        fn pthread_getattr_np(t: c_ulong, attr: *mut Attr) -> c_int;
+        fn pthread_attr_getstack(
+            attr: *const Attr,
+            addr: *mut *mut c_void,
+            size: *mut usize,
+        ) -> c_int;
+        fn pthread_attr_destroy(attr: *mut Attr) -> c_int;
+    }
+    let mut attr = Attr([0; 128]);
+    let (mut addr, mut size) = (ptr::null_mut(), 0usize);
+    // SAFETY: `attr` is a buffer at least as large and aligned as a `pthread_attr_t`;
+    // `pthread_getattr_np` initialises it for the calling thread, `pthread_attr_getstack`
+    // only reads it and writes the two out-parameters, and it is destroyed once, only if
+    // it was initialised.
+    let ok = unsafe {
+        if pthread_getattr_np(pthread_self(), &mut attr) != 0 {
+            return None;
+        }
+        let ok = pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
+        pthread_attr_destroy(&mut attr);
+        ok
+    };
+    let lo = addr as usize;
+    (ok && size > 0).then(|| (lo, lo + size))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn stack_bounds() -> Option<(usize, usize)> {
+    None
 }
 
 /// The address of a local of the caller's frame (approximately the stack pointer).

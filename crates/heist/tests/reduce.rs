@@ -8,7 +8,6 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::thread;
-use std::time::Duration;
 
 mod reduce_team_pools;
 use reduce_team_pools::each_pool;
@@ -263,15 +262,13 @@ fn idle_workers_join_a_running_reduction() {
             |a, b| a + b,
             |ctx, root| {
                 if root {
-                    let me = thread::current().id();
+                    // Waits until another worker took the pushed task; a pool where nobody
+                    // helps hangs here and fails at `each_pool`'s timeout.
                     ctx.push(false);
-                    let t = std::time::Instant::now();
                     while !stolen.load(Relaxed) {
-                        assert!(t.elapsed() < Duration::from_secs(20), "nobody helped");
                         ctx.poll();
                         thread::yield_now();
                     }
-                    let _ = me;
                 } else {
                     stolen.store(true, Relaxed);
                 }

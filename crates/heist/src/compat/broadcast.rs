@@ -109,15 +109,10 @@ where
     for o in outs {
         match o {
             Ok(r) => rs.push(r),
-            Err(p) => {
-                first.get_or_insert(p);
-            }
+            Err(p) => crate::task::keep_first(&mut first, p),
         }
     }
-    match first {
-        Some(p) => panic::resume_unwind(p),
-        None => rs,
-    }
+    crate::task::resume_first(Ok(rs), first)
 }
 
 /// Runs `op` once on every worker of the current pool (the global pool off a worker) and

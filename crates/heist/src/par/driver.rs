@@ -220,7 +220,7 @@ where
         if len == 0 || lp.stopped() {
             break;
         }
-        if len >= 2 * min && split_demanded(w) && pace.worth_splitting(len) {
+        if len / 2 >= min && split_demanded(w) && pace.worth_splitting(len) {
             std::mem::forget(guard);
             return split(w, lp, p, acc, block);
         }

@@ -422,14 +422,10 @@ where
             // until the coordinator reads it after every member left.
             Ok(r) => unsafe { *self.results[rank].get() = Some(r) },
             Err(p) => {
+                // Recorded before the poison: a member woken by it panics in turn, and
+                // that panic must not take the first one's place.
+                crate::task::record_first(&self.panic, p);
                 self.barrier.poison();
-                let mut first = lock(&self.panic);
-                if first.is_none() {
-                    *first = Some(p);
-                } else {
-                    drop(first);
-                    crate::reduce::drop_quietly(p);
-                }
             }
         }
     }
