@@ -556,6 +556,7 @@ pub(crate) fn help(w: &Worker) -> bool {
 struct Unpost<'a> {
     red: *const (dyn Participate + 'static),
     helpers: &'a AtomicUsize,
+    w: &'a Worker,
 }
 
 impl Drop for Unpost<'_> {
@@ -572,6 +573,13 @@ impl Drop for Unpost<'_> {
         }
         let mut idle = 0;
         while self.helpers.load(Acquire) != 0 {
+            // A helper may be registered with a team that needs this worker: serve it,
+            // or the helper never comes back.
+            self.w.poll();
+            if crate::team::serve(self.w) {
+                idle = 0;
+                continue;
+            }
             idle += 1;
             back_off(idle);
         }
@@ -673,6 +681,7 @@ impl Worker {
             let _unpost = Unpost {
                 red: erased,
                 helpers: &red.helpers,
+                w: self,
             };
             {
                 let mut board = lock(&BOARD);

@@ -146,6 +146,41 @@ fn two_whole_pool_teams_joined_survive_many_runs() {
     });
 }
 
+/// A reduction beside a whole-pool team: a worker that helps the reduction may register
+/// with the team while the reduction's caller waits for its helpers, which must serve the
+/// team meanwhile (it hung before).
+#[test]
+fn a_reduction_and_a_team_run_side_by_side() {
+    each_pool(600, |pool| {
+        let p = pool.workers();
+        for _ in 0..20 {
+            let (sum, ranks) = pool.run(|w| {
+                w.join(
+                    |w| {
+                        w.reduce_tasks(
+                            16u32,
+                            || 0u64,
+                            |a, b| a + b,
+                            |ctx, n| {
+                                if n > 0 {
+                                    ctx.push(n - 1);
+                                    ctx.push(n - 1);
+                                    0
+                                } else {
+                                    1
+                                }
+                            },
+                        )
+                    },
+                    |w| w.team(p, |t| (t.barrier(), t.rank()).1),
+                )
+            });
+            assert_eq!(sum, 1 << 16);
+            assert_eq!(ranks, (0..p).collect::<Vec<_>>());
+        }
+    });
+}
+
 #[test]
 fn a_nested_team_returns_the_deadlock_error_or_works() {
     each_pool(120, |pool| {
