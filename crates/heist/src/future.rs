@@ -12,7 +12,7 @@
 
 use crate::task::{self, Panic, Slot};
 use crate::worker::Worker;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 
@@ -26,6 +26,10 @@ pub struct Futures<'w> {
     /// Handles spawned and neither joined nor dropped (leaked ones stay counted).
     open: Cell<u32>,
     dropped_panic: Cell<Option<Panic>>,
+    /// Panics of tasks that ran at spawn (the deque was full), by their handle's `seq`:
+    /// kept here, not in the handle, so that a leaked handle's panic still reaches the end
+    /// of the scope.
+    ready_panics: RefCell<Vec<(u32, Panic)>>,
     /// Invariant in `'w`, so tasks cannot borrow anything that dies inside the scope.
     _inv: PhantomData<&'w mut &'w ()>,
 }
@@ -48,6 +52,8 @@ enum State<'w, R> {
     },
     /// The deque was full and the task ran at once.
     Ready(std::thread::Result<R>),
+    /// As `Ready`, but the task panicked: the panic waits in the scope's `ready_panics`.
+    ReadyPanicked,
     Joined,
 }
 
@@ -104,6 +110,13 @@ impl<'w> Futures<'w> {
         };
         let seq = self.open.get();
         self.open.set(seq + 1);
+        let state = match state {
+            State::Ready(Err(p)) => {
+                self.ready_panics.borrow_mut().push((seq, p));
+                State::ReadyPanicked
+            }
+            state => state,
+        };
         Future {
             state,
             scope: self,
@@ -141,6 +154,15 @@ impl<'w> Futures<'w> {
         debug_assert!(self.is_top(slot));
         self.live.set(self.live.get() - 1);
         sync(self.w, slot)
+    }
+
+    /// The panic of the task of handle `seq`, which ran at spawn.
+    fn take_ready_panic(&self, seq: u32) -> Panic {
+        let mut ready = self.ready_panics.borrow_mut();
+        let i = ready.iter().position(|&(s, _)| s == seq);
+        ready
+            .swap_remove(i.expect("a panicked ready task left its panic"))
+            .1
     }
 
     /// Keeps the first panic of a dropped or leaked future for the end of the scope.
@@ -183,6 +205,7 @@ impl<R> Future<'_, '_, R> {
         let out = match std::mem::replace(&mut self.state, State::Joined) {
             State::Pending { slot, sync } => self.scope.finish(slot, sync),
             State::Ready(out) => out,
+            State::ReadyPanicked => Err(self.scope.take_ready_panic(self.seq)),
             State::Joined => unreachable!("a future is joined once"),
         };
         self.scope.open.set(self.seq);
@@ -201,6 +224,7 @@ impl<R> Drop for Future<'_, '_, R> {
             }
             // Ran at spawn; nothing waits, but later joins must still see it open.
             State::Ready(out) if !self.is_newest() => out,
+            State::ReadyPanicked if !self.is_newest() => Err(self.scope.take_ready_panic(self.seq)),
             state => {
                 self.state = state;
                 self.take()
@@ -240,6 +264,7 @@ impl Worker {
             live: Cell::new(0),
             open: Cell::new(0),
             dropped_panic: Cell::new(None),
+            ready_panics: RefCell::new(Vec::new()),
             _inv: PhantomData,
         };
         let outer = self
@@ -248,6 +273,9 @@ impl Worker {
         let out = panic::catch_unwind(AssertUnwindSafe(|| op(&scope)));
         self.futures_scope.set(outer);
         self.drain_leaked(&scope);
+        for (_, p) in scope.ready_panics.take() {
+            scope.record(p);
+        }
         task::resume_first(out, scope.dropped_panic.take())
     }
 

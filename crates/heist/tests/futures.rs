@@ -151,3 +151,42 @@ fn an_outer_scope_cannot_spawn_inside_an_inner_one() {
         assert_eq!(ok, 5);
     }
 }
+
+/// With the deque full a future runs at spawn; a leaked handle of one that panicked still
+/// hands its panic to the caller of `futures` (it was lost before), and a joined one
+/// re-raises it.
+#[test]
+fn a_future_run_at_spawn_keeps_its_panic_when_leaked_or_joined() {
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        let pool = Pool::builder()
+            .workers(2)
+            .scheduler(s)
+            .deque_capacity(1)
+            .build()
+            .unwrap();
+        let leaked = pool.run(|w| {
+            panic::catch_unwind(AssertUnwindSafe(|| {
+                w.futures(|f| {
+                    // Takes the one slot; dropped while the leaked handle is newer, so the
+                    // scope's end finishes it.
+                    let _held = f.spawn(|_| 1u32);
+                    std::mem::forget(f.spawn(|_| -> u32 { panic!("leaked at spawn") }));
+                });
+            }))
+        });
+        let p = leaked.expect_err("the leaked future's panic reaches futures()");
+        assert_eq!(p.downcast_ref::<&str>(), Some(&"leaked at spawn"), "{s:?}");
+        let joined = pool.run(|w| {
+            panic::catch_unwind(AssertUnwindSafe(|| {
+                w.futures(|f| {
+                    let held = f.spawn(|_| 1u32);
+                    let b = f.spawn(|_| -> u32 { panic!("joined at spawn") });
+                    let r = b.join();
+                    r + held.join()
+                })
+            }))
+        });
+        let p = joined.expect_err("join re-raises");
+        assert_eq!(p.downcast_ref::<&str>(), Some(&"joined at spawn"), "{s:?}");
+    }
+}
