@@ -7,33 +7,19 @@ use crate::pool::{self, BuildError, Pool, Registry, Scheduler};
 use crate::scope::Scope;
 use crate::worker;
 use std::any::Any;
-use std::cell::RefCell;
 use std::fmt;
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
 type PanicHandler = dyn Fn(Box<dyn Any + Send>) + Send + Sync;
 type NameFn = Box<dyn FnMut(usize) -> String>;
 
-thread_local! {
-    /// The panic handler of the pool this worker thread belongs to.
-    static HANDLER: RefCell<Option<Arc<PanicHandler>>> = const { RefCell::new(None) };
-}
-
-/// Spawns `func` as a detached task of `registry`; its panic goes to the pool's handler.
+/// Spawns `func` as a detached task of `registry`; its panic goes to the pool's panic
+/// handler, or else to the next barrier.
 pub(crate) fn spawn_in<F>(registry: &Arc<Registry>, func: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    crate::barrier::spawn(registry, move |_| {
-        if let Err(p) = panic::catch_unwind(AssertUnwindSafe(func)) {
-            match HANDLER.with(|h| h.borrow().clone()) {
-                Some(h) => h(p),
-                // Kept for the next barrier (see `spawn`).
-                None => panic::resume_unwind(p),
-            }
-        }
-    })
+    crate::barrier::spawn(registry, move |_| func())
 }
 
 /// Why a [`ThreadPoolBuilder`] could not build (rayon's `ThreadPoolBuildError`).
@@ -82,7 +68,7 @@ pub struct ThreadPoolBuilder {
     num_threads: usize,
     name: Option<NameFn>,
     stack_size: Option<usize>,
-    panic_handler: Option<Arc<PanicHandler>>,
+    panic_handler: Option<Box<PanicHandler>>,
     scheduler: Option<Scheduler>,
 }
 
@@ -133,7 +119,7 @@ impl ThreadPoolBuilder {
     where
         H: Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
     {
-        self.panic_handler = Some(Arc::new(panic_handler));
+        self.panic_handler = Some(Box::new(panic_handler));
         self
     }
 
@@ -145,7 +131,6 @@ impl ThreadPoolBuilder {
 
     /// Starts the pool.
     pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
-        let handler = self.panic_handler.clone();
         let mut b = Pool::builder();
         if self.num_threads > 0 {
             b = b.workers(self.num_threads);
@@ -159,15 +144,12 @@ impl ThreadPoolBuilder {
         if let Some(s) = self.stack_size {
             b = b.stack_size(s);
         }
+        if let Some(h) = self.panic_handler {
+            b = b.panic_handler(h);
+        }
         let pool = b
             .build()
             .map_err(|e| ThreadPoolBuildError(Kind::Build(e)))?;
-        if let Some(h) = handler {
-            // Each worker keeps the handler for the spawned tasks it runs.
-            broadcast::run(pool.registry(), |_| {
-                HANDLER.with(|slot| *slot.borrow_mut() = Some(Arc::clone(&h)))
-            });
-        }
         Ok(ThreadPool { pool })
     }
 
