@@ -92,7 +92,11 @@ where
         acc: K::Acc,
     ) -> (K::Acc, Self) {
         self.settle();
-        let acc = kernel.fold(acc, self.iter.by_ref().take(n));
+        // A kernel may stop early; the block's rest is passed over so that `len` and the
+        // iterator agree on where the next block starts.
+        let mut block = self.iter.by_ref().take(n);
+        let acc = kernel.fold(acc, &mut block);
+        block.for_each(drop);
         self.len -= n;
         (acc, self)
     }
