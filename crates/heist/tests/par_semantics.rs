@@ -254,3 +254,106 @@ fn a_panicking_comparison_leaves_the_items_and_the_pool() {
         }
     });
 }
+
+/// Counts its drops.
+struct Tracked<'a>(&'a AtomicUsize);
+
+impl Drop for Tracked<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Relaxed);
+    }
+}
+
+#[test]
+fn an_in_place_collect_drops_each_written_item_once_on_a_panic() {
+    on_every_pool(|pool| {
+        for at in [0u64, 1, 777, 19_999] {
+            let (made, dropped) = (AtomicUsize::new(0), AtomicUsize::new(0));
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                pool.run(|_| {
+                    let mut v = vec![Tracked(&dropped)];
+                    made.fetch_add(1, Relaxed);
+                    (0..20_000u64)
+                        .into_par_iter()
+                        .map(|x| {
+                            if x == at {
+                                panic!("item {x}");
+                            }
+                            made.fetch_add(1, Relaxed);
+                            Tracked(&dropped)
+                        })
+                        .collect_into_vec(&mut v);
+                })
+            }));
+            assert!(r.is_err(), "the panic reaches the caller");
+            assert_eq!(made.load(Relaxed), dropped.load(Relaxed), "panic at {at}");
+            let v: Vec<u64> = pool.run(|_| (0..5000u64).into_par_iter().map(|x| x * 2).collect());
+            assert!(v.iter().copied().eq((0..5000).map(|x| x * 2)));
+        }
+    });
+}
+
+/// An indexed iterator whose producer claims `claimed` items but yields `real` of them.
+struct Liar {
+    claimed: usize,
+    real: usize,
+}
+
+impl heist::iter::plumbing::Producer for Liar {
+    type Item = String;
+    type IntoIter = std::vec::IntoIter<String>;
+    fn len(&self) -> usize {
+        self.claimed
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        let lo = Liar {
+            claimed: i,
+            real: self.real.min(i + 1),
+        };
+        let hi = Liar {
+            claimed: self.claimed - i,
+            real: self.real.saturating_sub(i),
+        };
+        (lo, hi)
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        (0..self.real)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+}
+
+impl heist::iter::plumbing::IndexedProducer for Liar {}
+
+impl ParallelIterator for Liar {
+    type Item = String;
+    fn drive<K: heist::iter::plumbing::Kernel<String>>(self, k: K) -> K::Output {
+        heist::iter::plumbing::bridge(self, &k)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.claimed)
+    }
+    fn with_producer_or_self<CB: heist::iter::plumbing::IndexedOrNot<String>>(
+        self,
+        cb: CB,
+    ) -> CB::Output {
+        cb.indexed(self)
+    }
+}
+
+#[test]
+fn a_producer_that_lies_about_its_length_panics_and_writes_nothing_out_of_place() {
+    on_every_pool(|pool| {
+        for (claimed, real) in [(1000, 999), (1000, 1200), (1000, 0), (3, 4)] {
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                pool.run(|_| Liar { claimed, real }.collect::<Vec<String>>())
+            }));
+            let msg = r.expect_err("a lying producer is caught");
+            let msg = (msg.downcast_ref::<String>().cloned())
+                .or_else(|| msg.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            assert!(msg.contains("indexed producer"), "{msg}");
+        }
+    });
+}

@@ -1,7 +1,7 @@
 //! Every indexed source and adapter, split at every position: both pieces have the right
 //! lengths, and their items (forwards and backwards) are the sequential ones.
 
-use heist::iter::plumbing::{IndexedProducer, ProducerCallback};
+use heist::iter::plumbing::{IndexedProducer, Kernel, Producer, ProducerCallback};
 use heist::prelude::*;
 use std::collections::VecDeque;
 use std::fmt::Debug;
@@ -59,6 +59,62 @@ impl<T, V: PartialEq + Debug + Clone, G: Fn(T) -> V> ProducerCallback<T> for Che
     }
 }
 
+/// Splits the producer at `at`, then folds each piece in blocks of `block` items through
+/// `fold_block`, as the loop driver does.
+struct CheckBlocks<'e, V, G> {
+    at: usize,
+    block: usize,
+    expected: &'e [V],
+    view: G,
+}
+
+/// A kernel that gathers the items.
+struct Gather;
+
+impl<T: Send> Kernel<T> for Gather {
+    type Acc = Vec<T>;
+    type Output = Vec<T>;
+    fn start(&self) -> Vec<T> {
+        Vec::new()
+    }
+    fn fold<I: Iterator<Item = T>>(&self, mut acc: Vec<T>, items: I) -> Vec<T> {
+        acc.extend(items);
+        acc
+    }
+    fn finish(&self, acc: Vec<T>) -> Vec<T> {
+        acc
+    }
+    fn combine(&self, mut l: Vec<T>, r: Vec<T>) -> Vec<T> {
+        l.extend(r);
+        l
+    }
+}
+
+/// Folds all of `p` in blocks of `block` items.
+pub fn fold_in_blocks<P: Producer<Item: Send>>(mut p: P, block: usize) -> Vec<P::Item> {
+    let mut acc = Vec::new();
+    while p.len() > 0 {
+        let n = block.min(p.len());
+        (acc, p) = p.fold_block(n, &Gather, acc);
+    }
+    acc
+}
+
+impl<T: Send, V: PartialEq + Debug, G: Fn(T) -> V> ProducerCallback<T> for CheckBlocks<'_, V, G> {
+    type Output = ();
+    fn callback<P: IndexedProducer<Item = T>>(self, p: P) {
+        let (l, r) = p.split_at(self.at);
+        let mut got = fold_in_blocks(l, self.block);
+        got.extend(fold_in_blocks(r, self.block));
+        let got: Vec<V> = got.into_iter().map(&self.view).collect();
+        assert_eq!(
+            got, self.expected,
+            "blocks of {} after a split at {}",
+            self.block, self.at
+        );
+    }
+}
+
 /// Checks `make()` split everywhere against `expected`, items seen through `view`.
 fn check<I, V, G>(name: &str, make: impl Fn() -> I, expected: &[V], view: G)
 where
@@ -69,6 +125,14 @@ where
     assert_eq!(make().len(), expected.len(), "{name}: len");
     for at in 0..=expected.len() {
         make().with_producer(Check { at, expected, view });
+        for block in [1, 3, expected.len().max(1)] {
+            make().with_producer(CheckBlocks {
+                at,
+                block,
+                expected,
+                view,
+            });
+        }
         for again in 0..=expected.len() - at {
             make().with_producer(CheckBack {
                 at,
@@ -283,6 +347,34 @@ fn indexed_adapters() {
         "panic_fuse",
         || v.par_iter().panic_fuse(),
         &seq(v.iter()),
+        |x| x,
+    );
+    let doubled = seq(v.iter().map(|x| x * 2));
+    check(
+        "map_init",
+        || v.par_iter().map_init(|| 2, |s, x| x * *s),
+        &doubled,
+        |x| x,
+    );
+    check(
+        "map_with",
+        || v.par_iter().map_with(2, |s, x| x * *s),
+        &doubled,
+        |x| x,
+    );
+    let numbered: Vec<(usize, i32)> = doubled.iter().copied().enumerate().collect();
+    check(
+        "map_init enumerate min_len",
+        || {
+            v.par_iter()
+                .map_init(Vec::new, |seen: &mut Vec<i32>, x| {
+                    seen.push(*x);
+                    x * 2
+                })
+                .with_min_len(2)
+                .enumerate()
+        },
+        &numbered,
         |x| x,
     );
     let rz: Vec<(usize, i32)> = v

@@ -4,7 +4,7 @@
 
 use super::driver::{IndexedProducer, Kernel, Producer};
 use super::into::IntoParallelIterator;
-use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
+use super::traits::{IndexedOrNot, IndexedParallelIterator, ParallelIterator, ProducerCallback};
 
 /// A function applied to each item, shared by every piece of a loop.
 pub(crate) trait MapOp<T>: Sync + Send {
@@ -59,6 +59,13 @@ impl<T, F: Fn(&T) + Sync + Send> MapOp<T> for InspectOp<F> {
     }
 }
 
+impl<T, Op: MapOp<T>> MapOp<T> for &Op {
+    type Out = Op::Out;
+    fn call(&self, x: T) -> Op::Out {
+        (**self).call(x)
+    }
+}
+
 /// The kernel seen through a map.
 pub(crate) struct MapKernel<K, Op> {
     inner: K,
@@ -106,6 +113,13 @@ impl<'a, P: Producer, Op: MapOp<P::Item>> Producer for MapProducer<'a, P, Op> {
             it: self.base.into_iter(),
             op: self.op,
         }
+    }
+    fn fold_block<K: Kernel<Op::Out>>(self, n: usize, kernel: &K, acc: K::Acc) -> (K::Acc, Self) {
+        let op = self.op;
+        let (acc, base) = self
+            .base
+            .fold_block(n, &MapKernel { inner: kernel, op }, acc);
+        (acc, MapProducer { base, op })
     }
     fn min_len(&self) -> usize {
         self.base.min_len()
@@ -165,6 +179,36 @@ where
     }
 }
 
+impl<T, CB, Op> IndexedOrNot<T> for MapCallback<CB, Op>
+where
+    Op: MapOp<T, Out: Send>,
+    CB: IndexedOrNot<Op::Out>,
+{
+    type Output = CB::Output;
+    fn indexed<P: IndexedProducer<Item = T>>(self, base: P) -> CB::Output {
+        self.cb.indexed(MapProducer { base, op: &self.op })
+    }
+    fn unindexed<I: ParallelIterator<Item = T>>(self, base: I) -> CB::Output {
+        self.cb.unindexed(Mapped { base, op: self.op })
+    }
+}
+
+/// An unindexed iterator seen through a map, for [`IndexedOrNot::unindexed`].
+struct Mapped<I, Op> {
+    base: I,
+    op: Op,
+}
+
+impl<I: ParallelIterator, Op: MapOp<I::Item, Out: Send>> ParallelIterator for Mapped<I, Op> {
+    type Item = Op::Out;
+    fn drive<K: Kernel<Op::Out>>(self, inner: K) -> K::Output {
+        self.base.drive(MapKernel { inner, op: self.op })
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.base.opt_len()
+    }
+}
+
 /// Implements both iterator traits for a map-like adapter with fields `base` and `op`.
 macro_rules! map_like {
     ($name:ident<$($p:ident),*>, [$($g:tt),*], $s:ident => $make:expr, Item = $item:ty, where [$($bounds:tt)*]) => {
@@ -181,6 +225,11 @@ macro_rules! map_like {
             }
             fn opt_len(&self) -> Option<usize> {
                 self.base.opt_len()
+            }
+            fn with_producer_or_self<CB: IndexedOrNot<$item>>(self, cb: CB) -> CB::Output {
+                let $s = self;
+                let (base, op) = $make;
+                base.with_producer_or_self(MapCallback { cb, op })
             }
         }
 
@@ -201,80 +250,42 @@ macro_rules! map_like {
     };
 }
 
-/// The items mapped by a function (see [`ParallelIterator::map`]).
-#[must_use = "iterator adapters are lazy"]
-pub struct Map<I, F> {
-    base: I,
-    op: F,
-}
-
-impl<I, F> Map<I, F> {
-    pub(crate) fn new(base: I, op: F) -> Self {
-        Map { base, op }
-    }
-}
+adapter_struct!(
+    /// The items mapped by a function (see [`ParallelIterator::map`]).
+    Map<I, F> { op: F }
+);
 
 map_like!(Map<I, F>, [I, F, R], s => (s.base, FnOp(s.op)), Item = R,
     where [F: Fn(I::Item) -> R + Sync + Send, R: Send]);
 
-/// Items passed on after a look (see [`ParallelIterator::inspect`]).
-#[must_use = "iterator adapters are lazy"]
-pub struct Inspect<I, F> {
-    base: I,
-    op: F,
-}
-
-impl<I, F> Inspect<I, F> {
-    pub(crate) fn new(base: I, op: F) -> Self {
-        Inspect { base, op }
-    }
-}
+adapter_struct!(
+    /// Items passed on after a look (see [`ParallelIterator::inspect`]).
+    Inspect<I, F> { op: F }
+);
 
 map_like!(Inspect<I, F>, [I, F], s => (s.base, InspectOp(s.op)), Item = I::Item,
     where [F: Fn(&I::Item) + Sync + Send]);
 
-/// Items changed in place (see [`ParallelIterator::update`]).
-#[must_use = "iterator adapters are lazy"]
-pub struct Update<I, F> {
-    base: I,
-    op: F,
-}
-
-impl<I, F> Update<I, F> {
-    pub(crate) fn new(base: I, op: F) -> Self {
-        Update { base, op }
-    }
-}
+adapter_struct!(
+    /// Items changed in place (see [`ParallelIterator::update`]).
+    Update<I, F> { op: F }
+);
 
 map_like!(Update<I, F>, [I, F], s => (s.base, UpdateOp(s.op)), Item = I::Item,
     where [F: Fn(&mut I::Item) + Sync + Send]);
 
-/// Clones of referenced items (see [`ParallelIterator::cloned`]).
-#[must_use = "iterator adapters are lazy"]
-pub struct Cloned<I> {
-    base: I,
-}
-
-impl<I> Cloned<I> {
-    pub(crate) fn new(base: I) -> Self {
-        Cloned { base }
-    }
-}
+adapter_struct!(
+    /// Clones of referenced items (see [`ParallelIterator::cloned`]).
+    Cloned<I> {}
+);
 
 map_like!(Cloned<I>, ['a, I, T], s => (s.base, CloneOp), Item = T,
     where [I: ParallelIterator<Item = &'a T>, T: 'a + Clone + Send]);
 
-/// Copies of referenced items (see [`ParallelIterator::copied`]).
-#[must_use = "iterator adapters are lazy"]
-pub struct Copied<I> {
-    base: I,
-}
-
-impl<I> Copied<I> {
-    pub(crate) fn new(base: I) -> Self {
-        Copied { base }
-    }
-}
+adapter_struct!(
+    /// Copies of referenced items (see [`ParallelIterator::copied`]).
+    Copied<I> {}
+);
 
 map_like!(Copied<I>, ['a, I, T], s => (s.base, CopyOp), Item = T,
     where [I: ParallelIterator<Item = &'a T>, T: 'a + Copy + Send]);
@@ -379,17 +390,10 @@ where
     }
 }
 
-/// Sequential iterables, flattened (see [`ParallelIterator::flatten_iter`]).
-#[must_use = "iterator adapters are lazy"]
-pub struct FlattenIter<I> {
-    base: I,
-}
-
-impl<I> FlattenIter<I> {
-    pub(crate) fn new(base: I) -> Self {
-        FlattenIter { base }
-    }
-}
+adapter_struct!(
+    /// Sequential iterables, flattened (see [`ParallelIterator::flatten_iter`]).
+    FlattenIter<I> {}
+);
 
 impl<I> ParallelIterator for FlattenIter<I>
 where
@@ -473,17 +477,10 @@ where
     }
 }
 
-/// Parallel iterables, flattened (see [`ParallelIterator::flatten`]).
-#[must_use = "iterator adapters are lazy"]
-pub struct Flatten<I> {
-    base: I,
-}
-
-impl<I> Flatten<I> {
-    pub(crate) fn new(base: I) -> Self {
-        Flatten { base }
-    }
-}
+adapter_struct!(
+    /// Parallel iterables, flattened (see [`ParallelIterator::flatten`]).
+    Flatten<I> {}
+);
 
 impl<I> ParallelIterator for Flatten<I>
 where
@@ -500,18 +497,11 @@ where
     }
 }
 
-/// The same items; heist stops the other pieces after a panic in any case (see
-/// [`ParallelIterator::panic_fuse`]).
-#[must_use = "iterator adapters are lazy"]
-pub struct PanicFuse<I> {
-    base: I,
-}
-
-impl<I> PanicFuse<I> {
-    pub(crate) fn new(base: I) -> Self {
-        PanicFuse { base }
-    }
-}
+adapter_struct!(
+    /// The same items; heist stops the other pieces after a panic in any case (see
+    /// [`ParallelIterator::panic_fuse`]).
+    PanicFuse<I> {}
+);
 
 impl<I: ParallelIterator> ParallelIterator for PanicFuse<I> {
     type Item = I::Item;
@@ -520,6 +510,9 @@ impl<I: ParallelIterator> ParallelIterator for PanicFuse<I> {
     }
     fn opt_len(&self) -> Option<usize> {
         self.base.opt_len()
+    }
+    fn with_producer_or_self<CB: IndexedOrNot<I::Item>>(self, cb: CB) -> CB::Output {
+        self.base.with_producer_or_self(cb)
     }
 }
 

@@ -1,7 +1,9 @@
-//! `collect` and `par_extend`: pieces fill `Vec`s, kept in index order and joined at the
-//! end, so that the order of the items is kept (rayon's `FromParallelIterator` and
-//! `ParallelExtend`).
+//! `collect` and `par_extend` (rayon's `FromParallelIterator` and `ParallelExtend`):
+//! an indexed iterator writes into a `Vec` in place (`collect_into.rs`); otherwise
+//! pieces fill `Vec`s, kept in index order and joined at the end, so that the order of
+//! the items is kept.
 
+use super::collect_into::extend_vec;
 use super::driver::Kernel;
 use super::into::IntoParallelIterator;
 use super::kernels::{concat, Pieces, VecList};
@@ -26,7 +28,9 @@ pub trait ParallelExtend<T: Send> {
 
 /// The items of `par_iter`, in order.
 pub(crate) fn to_vec<T: Send, I: IntoParallelIterator<Item = T>>(par_iter: I) -> Vec<T> {
-    concat(par_iter.into_par_iter().drive(VecList))
+    let mut v = Vec::new();
+    extend_vec(&mut v, par_iter.into_par_iter());
+    v
 }
 
 impl<T: Send> FromParallelIterator<T> for Vec<T> {
@@ -37,9 +41,7 @@ impl<T: Send> FromParallelIterator<T> for Vec<T> {
 
 impl<T: Send> ParallelExtend<T> for Vec<T> {
     fn par_extend<I: IntoParallelIterator<Item = T>>(&mut self, par_iter: I) {
-        let pieces = par_iter.into_par_iter().drive(VecList);
-        self.reserve(pieces.iter().map(Vec::len).sum());
-        pieces.into_iter().for_each(|mut p| self.append(&mut p));
+        extend_vec(self, par_iter.into_par_iter());
     }
 }
 

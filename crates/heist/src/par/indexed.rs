@@ -22,21 +22,17 @@ macro_rules! indexed_drive {
             fn opt_len(&self) -> Option<usize> {
                 Some(self.len())
             }
+            fn with_producer_or_self<CB: $crate::par::traits::IndexedOrNot<$item>>(self, cb: CB) -> CB::Output {
+                self.with_producer($crate::par::traits::AsIndexed(cb))
+            }
         }
     };
 }
 
-/// Items paired with their indices (see [`IndexedParallelIterator::enumerate`]).
-#[must_use = "iterator adapters are lazy"]
-pub struct Enumerate<I> {
-    base: I,
-}
-
-impl<I> Enumerate<I> {
-    pub(crate) fn new(base: I) -> Self {
-        Enumerate { base }
-    }
-}
+adapter_struct!(
+    /// Items paired with their indices (see [`IndexedParallelIterator::enumerate`]).
+    Enumerate<I> {}
+);
 
 indexed_drive!(Enumerate<I>, Item = (usize, I::Item), where [I: IndexedParallelIterator]);
 
@@ -83,6 +79,14 @@ impl<P: IndexedProducer> Producer for EnumerateProducer<P> {
         let end = self.offset + self.base.len();
         (self.offset..end).zip(self.base.into_iter())
     }
+    fn fold_block<K>(self, n: usize, kernel: &K, acc: K::Acc) -> (K::Acc, Self)
+    where
+        K: Kernel<(usize, P::Item)>,
+    {
+        let k = Numbered { inner: kernel };
+        let ((offset, acc), base) = self.base.fold_block(n, &k, (self.offset, acc));
+        (acc, EnumerateProducer { base, offset })
+    }
     fn min_len(&self) -> usize {
         self.base.min_len()
     }
@@ -92,6 +96,34 @@ impl<P: IndexedProducer> Producer for EnumerateProducer<P> {
 }
 
 impl<P: IndexedProducer> IndexedProducer for EnumerateProducer<P> {}
+
+/// A kernel seen through `enumerate`, for the base producer's own `fold_block`: the
+/// accumulator carries the next item's index.
+struct Numbered<'k, K> {
+    inner: &'k K,
+}
+
+impl<T, K: Kernel<(usize, T)>> Kernel<T> for Numbered<'_, K> {
+    type Acc = (usize, K::Acc);
+    type Output = K::Output;
+    fn start(&self) -> Self::Acc {
+        (0, self.inner.start())
+    }
+    fn fold<I: Iterator<Item = T>>(&self, (mut i, acc): Self::Acc, items: I) -> Self::Acc {
+        let acc = self.inner.fold(
+            acc,
+            items.map(|x| {
+                i += 1;
+                (i - 1, x)
+            }),
+        );
+        (i, acc)
+    }
+    fn finish(&self, (_, acc): Self::Acc) -> K::Output {
+        self.inner.finish(acc)
+    }
+    combine_and_done!();
+}
 
 /// Pairs of items of two iterators (see [`IndexedParallelIterator::zip`]).
 #[must_use = "iterator adapters are lazy"]
@@ -208,17 +240,10 @@ impl<A: IndexedProducer, B: IndexedProducer> Producer for ZipProducer<A, B> {
 
 impl<A: IndexedProducer, B: IndexedProducer> IndexedProducer for ZipProducer<A, B> {}
 
-/// The items in reverse order (see [`IndexedParallelIterator::rev`]).
-#[must_use = "iterator adapters are lazy"]
-pub struct Rev<I> {
-    base: I,
-}
-
-impl<I> Rev<I> {
-    pub(crate) fn new(base: I) -> Self {
-        Rev { base }
-    }
-}
+adapter_struct!(
+    /// The items in reverse order (see [`IndexedParallelIterator::rev`]).
+    Rev<I> {}
+);
 
 indexed_drive!(Rev<I>, Item = I::Item, where [I: IndexedParallelIterator]);
 
@@ -267,18 +292,7 @@ impl<P: IndexedProducer> IndexedProducer for RevProducer<P> {}
 /// Defines an adapter that cuts the producer once before the loop starts: `take`, `skip`.
 macro_rules! cut_adapter {
     ($(#[$doc:meta])* $name:ident, |$len:ident, $n:ident| $len_expr:expr, |$p:ident, $k:ident| $cut:expr) => {
-        $(#[$doc])*
-        #[must_use = "iterator adapters are lazy"]
-        pub struct $name<I> {
-            base: I,
-            n: usize,
-        }
-
-        impl<I> $name<I> {
-            pub(crate) fn new(base: I, n: usize) -> Self {
-                $name { base, n }
-            }
-        }
+        adapter_struct!($(#[$doc])* $name<I> { n: usize });
 
         indexed_drive!($name<I>, Item = I::Item, where [I: IndexedParallelIterator]);
 
@@ -312,19 +326,10 @@ cut_adapter!(
     Skip, |len, n| len - len.min(n), |p, k| p.split_at(k).1
 );
 
-/// Every `step`-th item (see [`IndexedParallelIterator::step_by`]).
-#[must_use = "iterator adapters are lazy"]
-pub struct StepBy<I> {
-    base: I,
-    step: usize,
-}
-
-impl<I> StepBy<I> {
-    pub(crate) fn new(base: I, step: usize) -> Self {
-        assert!(step != 0, "step_by: the step must not be 0");
-        StepBy { base, step }
-    }
-}
+adapter_struct!(
+    /// Every `step`-th item (see [`IndexedParallelIterator::step_by`]).
+    StepBy<I> { step: usize }
+);
 
 indexed_drive!(StepBy<I>, Item = I::Item, where [I: IndexedParallelIterator]);
 
@@ -380,18 +385,7 @@ impl<P: IndexedProducer> IndexedProducer for StepByProducer<P> {}
 /// Defines `with_min_len` / `with_max_len`: the same items, a bound on cutting.
 macro_rules! len_bound {
     ($(#[$doc:meta])* $name:ident, $prod:ident, min = |$p1:ident, $m1:ident| $min:expr, max = |$p2:ident, $m2:ident| $max:expr) => {
-        $(#[$doc])*
-        #[must_use = "iterator adapters are lazy"]
-        pub struct $name<I> {
-            base: I,
-            bound: usize,
-        }
-
-        impl<I> $name<I> {
-            pub(crate) fn new(base: I, bound: usize) -> Self {
-                $name { base, bound }
-            }
-        }
+        adapter_struct!($(#[$doc])* $name<I> { bound: usize });
 
         indexed_drive!($name<I>, Item = I::Item, where [I: IndexedParallelIterator]);
 
@@ -430,6 +424,10 @@ macro_rules! len_bound {
             fn into_iter(self) -> P::IntoIter {
                 self.base.into_iter()
             }
+            fn fold_block<K: Kernel<P::Item>>(self, n: usize, kernel: &K, acc: K::Acc) -> (K::Acc, Self) {
+                let (acc, base) = self.base.fold_block(n, kernel, acc);
+                (acc, $prod { base, bound: self.bound })
+            }
             fn min_len(&self) -> usize {
                 let ($p1, $m1) = (&self.base, self.bound);
                 $min
@@ -456,20 +454,11 @@ len_bound!(
     MaxLen, MaxLenProducer, min = |p, _m| p.min_len(), max = |p, m| p.max_len().min(m)
 );
 
-/// Items gathered into `Vec`s of `size`, the last possibly shorter (see
-/// [`IndexedParallelIterator::chunks`]).
-#[must_use = "iterator adapters are lazy"]
-pub struct Chunks<I> {
-    base: I,
-    size: usize,
-}
-
-impl<I> Chunks<I> {
-    pub(crate) fn new(base: I, size: usize) -> Self {
-        assert!(size != 0, "chunks: the size must not be 0");
-        Chunks { base, size }
-    }
-}
+adapter_struct!(
+    /// Items gathered into `Vec`s of `size`, the last possibly shorter (see
+    /// [`IndexedParallelIterator::chunks`]).
+    Chunks<I> { size: usize }
+);
 
 indexed_drive!(Chunks<I>, Item = Vec<I::Item>, where [I: IndexedParallelIterator]);
 

@@ -14,15 +14,15 @@ macro_rules! combine_and_done {
 
 /// Defines a struct `$name { base, $field }` with `new`.
 macro_rules! adapter_struct {
-    ($(#[$doc:meta])* $name:ident<I, $($p:ident),*> { $($field:ident: $ty:ty),* }) => {
+    ($(#[$doc:meta])* $name:ident<I $(, $p:ident)*> { $($field:ident: $ty:ty),* }) => {
         $(#[$doc])*
         #[must_use = "iterator adapters are lazy"]
-        pub struct $name<I, $($p),*> {
+        pub struct $name<I $(, $p)*> {
             base: I,
             $($field: $ty,)*
         }
 
-        impl<I, $($p),*> $name<I, $($p),*> {
+        impl<I $(, $p)*> $name<I $(, $p)*> {
             pub(crate) fn new(base: I, $($field: $ty),*) -> Self {
                 $name { base, $($field),* }
             }
@@ -41,6 +41,9 @@ macro_rules! source {
             }
             fn opt_len(&self) -> Option<usize> {
                 Some(self.len_())
+            }
+            fn with_producer_or_self<CB: $crate::par::traits::IndexedOrNot<$item>>(self, cb: CB) -> CB::Output {
+                self.with_producer($crate::par::traits::AsIndexed(cb))
             }
         }
 

@@ -14,6 +14,7 @@ mod bridge;
 mod buckets;
 mod chain;
 mod collect;
+mod collect_into;
 mod demand;
 mod driver;
 mod indexed;
@@ -55,7 +56,7 @@ pub mod iter {
     pub mod plumbing {
         pub use super::super::driver::{bridge, run, IndexedProducer, Kernel, Producer};
         pub use super::super::sources::{RangeBlock, RangeProducer, SliceProducer};
-        pub use super::super::traits::ProducerCallback;
+        pub use super::super::traits::{IndexedOrNot, ProducerCallback};
     }
 }
 

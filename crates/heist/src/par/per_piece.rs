@@ -1,8 +1,8 @@
 //! Adapters whose pieces keep state of their own: `map_init` and `map_with` (a value per
 //! piece) and `fold` (one partial per piece, as rayon's `fold` yields).
 
-use super::driver::Kernel;
-use super::traits::ParallelIterator;
+use super::driver::{IndexedProducer, Kernel, Producer};
+use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 use std::sync::Mutex;
 
 /// Makes clones of one value, for each piece of a loop that may run anywhere (the
@@ -23,23 +23,24 @@ impl<T: Clone> CloneOf<T> {
     }
 }
 
-/// The kernel of `map_init` and `map_with`: each piece makes its own state with `init`.
-pub(crate) struct MapInitKernel<K, INIT, F> {
+/// The kernel of `map_init` and `map_with`: each piece makes its own state with `init`
+/// and keeps it across its blocks.
+pub(crate) struct MapInitKernel<'a, K, ID, F> {
     inner: K,
-    init: INIT,
-    f: F,
+    init: &'a ID,
+    f: &'a F,
 }
 
-impl<T, S, R, K, INIT, F> Kernel<T> for MapInitKernel<K, INIT, F>
+impl<T, R, K, ID, F> Kernel<T> for MapInitKernel<'_, K, ID, F>
 where
     K: Kernel<R>,
-    INIT: Fn() -> S + Sync,
-    F: Fn(&mut S, T) -> R + Sync,
+    ID: Identity,
+    F: Fn(&mut ID::Out, T) -> R + Sync,
 {
-    type Acc = (S, K::Acc);
+    type Acc = (ID::Out, K::Acc);
     type Output = K::Output;
     fn start(&self) -> Self::Acc {
-        ((self.init)(), self.inner.start())
+        (self.init.make(), self.inner.start())
     }
     fn fold<I: Iterator<Item = T>>(&self, (mut s, acc): Self::Acc, items: I) -> Self::Acc {
         let acc = self.inner.fold(acc, items.map(|x| (self.f)(&mut s, x)));
@@ -57,52 +58,199 @@ adapter_struct!(
     MapInit<I, INIT, F> { init: INIT, f: F }
 );
 
-impl<I, INIT, F, S, R> ParallelIterator for MapInit<I, INIT, F>
-where
-    I: ParallelIterator,
-    INIT: Fn() -> S + Sync + Send,
-    F: Fn(&mut S, I::Item) -> R + Sync + Send,
-    R: Send,
-{
-    type Item = R;
-    fn drive<K: Kernel<R>>(self, inner: K) -> K::Output {
-        self.base.drive(MapInitKernel {
-            inner,
-            init: self.init,
-            f: self.f,
-        })
-    }
-}
-
 adapter_struct!(
     /// Items mapped with a per-piece clone of a value (see [`ParallelIterator::map_with`]).
     MapWith<I, S, F> { init: S, f: F }
 );
 
-impl<I, S, F, R> ParallelIterator for MapWith<I, S, F>
+/// Implements both iterator traits for `map_init` and `map_with`, given how each turns
+/// its `init` field into an [`Identity`]. Consumers make the state once per piece of the
+/// loop. On the indexed path (zip, enumerate, ...) the state rides in the producer from
+/// block to block, so there it must be `Send`.
+macro_rules! map_init_like {
+    ([$($g:ident)?] $ty:ty, |$init:ident| $make:expr, where [$($bounds:tt)*]) => {
+        impl<I, $($g,)? F, S, R> ParallelIterator for $ty
+        where
+            I: ParallelIterator,
+            F: Fn(&mut S, I::Item) -> R + Sync + Send,
+            R: Send,
+            $($bounds)*
+        {
+            type Item = R;
+            fn drive<K: Kernel<R>>(self, inner: K) -> K::Output {
+                let $init = self.init;
+                let init = $make;
+                let f = self.f;
+                self.base.drive(MapInitKernel { inner, init: &init, f: &f })
+            }
+            fn opt_len(&self) -> Option<usize> {
+                self.base.opt_len()
+            }
+        }
+
+        impl<I, $($g,)? F, S, R> IndexedParallelIterator for $ty
+        where
+            I: IndexedParallelIterator,
+            F: Fn(&mut S, I::Item) -> R + Sync + Send,
+            R: Send,
+            S: Send,
+            $($bounds)*
+        {
+            fn len(&self) -> usize {
+                self.base.len()
+            }
+            fn with_producer<CB: ProducerCallback<R>>(self, cb: CB) -> CB::Output {
+                let $init = self.init;
+                let init = $make;
+                self.base.with_producer(MapInitCallback { cb, init, f: self.f })
+            }
+        }
+    };
+}
+
+map_init_like!([INIT] MapInit<I, INIT, F>, |init| init, where [INIT: Fn() -> S + Sync + Send]);
+map_init_like!([] MapWith<I, S, F>, |init| CloneOf::new(init), where [S: Clone + Send]);
+
+/// Hands on the producer of a `map_init` or `map_with`.
+struct MapInitCallback<CB, ID, F> {
+    cb: CB,
+    init: ID,
+    f: F,
+}
+
+impl<T, R, CB, ID, F> ProducerCallback<T> for MapInitCallback<CB, ID, F>
 where
-    I: ParallelIterator,
-    S: Send + Clone,
-    F: Fn(&mut S, I::Item) -> R + Sync + Send,
-    R: Send,
+    CB: ProducerCallback<R>,
+    ID: Identity<Out: Send>,
+    F: Fn(&mut ID::Out, T) -> R + Sync + Send,
 {
-    type Item = R;
-    fn drive<K: Kernel<R>>(self, inner: K) -> K::Output {
-        // Pieces run anywhere; the value to clone is shared through a lock, taken once
-        // per piece.
-        let proto = Mutex::new(self.init);
-        let init = || {
-            proto
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .clone()
-        };
-        self.base.drive(MapInitKernel {
-            inner,
-            init,
-            f: self.f,
+    type Output = CB::Output;
+    fn callback<P: IndexedProducer<Item = T>>(self, base: P) -> CB::Output {
+        self.cb.callback(MapInitProducer {
+            base,
+            init: &self.init,
+            f: &self.f,
+            state: None,
         })
     }
+}
+
+/// A producer seen through `map_init`: the owner's state goes with the lower part of a
+/// split and from block to block.
+struct MapInitProducer<'a, P, ID: Identity, F> {
+    base: P,
+    init: &'a ID,
+    f: &'a F,
+    state: Option<ID::Out>,
+}
+
+impl<'a, P, ID, F, R> Producer for MapInitProducer<'a, P, ID, F>
+where
+    P: IndexedProducer,
+    ID: Identity<Out: Send>,
+    F: Fn(&mut ID::Out, P::Item) -> R + Sync,
+{
+    type Item = R;
+    type IntoIter = MapInitIter<'a, P::IntoIter, ID::Out, F>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(index);
+        let (init, f) = (self.init, self.f);
+        let lo = MapInitProducer {
+            base: l,
+            init,
+            f,
+            state: self.state,
+        };
+        let hi = MapInitProducer {
+            base: r,
+            init,
+            f,
+            state: None,
+        };
+        (lo, hi)
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        let init = self.init;
+        MapInitIter {
+            it: self.base.into_iter(),
+            state: self.state.unwrap_or_else(|| init.make()),
+            f: self.f,
+        }
+    }
+    fn fold_block<K: Kernel<R>>(self, n: usize, kernel: &K, acc: K::Acc) -> (K::Acc, Self) {
+        let (init, f) = (self.init, self.f);
+        let state = self.state.unwrap_or_else(|| init.make());
+        let k = MapInitKernel {
+            inner: kernel,
+            init,
+            f,
+        };
+        let ((state, acc), base) = self.base.fold_block(n, &k, (state, acc));
+        let rest = MapInitProducer {
+            base,
+            init,
+            f,
+            state: Some(state),
+        };
+        (acc, rest)
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+}
+
+impl<P, ID, F, R> IndexedProducer for MapInitProducer<'_, P, ID, F>
+where
+    P: IndexedProducer,
+    ID: Identity<Out: Send>,
+    F: Fn(&mut ID::Out, P::Item) -> R + Sync,
+{
+}
+
+/// The items of one block, mapped with the state.
+struct MapInitIter<'a, I, S, F> {
+    it: I,
+    state: S,
+    f: &'a F,
+}
+
+impl<I: Iterator, S, R, F: Fn(&mut S, I::Item) -> R> Iterator for MapInitIter<'_, I, S, F> {
+    type Item = R;
+    fn next(&mut self) -> Option<R> {
+        let x = self.it.next()?;
+        Some((self.f)(&mut self.state, x))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.it.size_hint()
+    }
+    fn fold<B, G: FnMut(B, R) -> B>(self, init: B, mut g: G) -> B {
+        let (f, mut state) = (self.f, self.state);
+        self.it.fold(init, move |b, x| g(b, f(&mut state, x)))
+    }
+}
+
+impl<I, S, R, F> DoubleEndedIterator for MapInitIter<'_, I, S, F>
+where
+    I: DoubleEndedIterator,
+    F: Fn(&mut S, I::Item) -> R,
+{
+    fn next_back(&mut self) -> Option<R> {
+        let x = self.it.next_back()?;
+        Some((self.f)(&mut self.state, x))
+    }
+}
+
+impl<I, S, R, F> ExactSizeIterator for MapInitIter<'_, I, S, F>
+where
+    I: ExactSizeIterator,
+    F: Fn(&mut S, I::Item) -> R,
+{
 }
 
 /// The kernel of `fold`: each piece folds its items from `identity()` and passes the

@@ -278,6 +278,9 @@ macro_rules! chunk_source {
             fn opt_len(&self) -> Option<usize> {
                 Some(self.len())
             }
+            fn with_producer_or_self<CB: $crate::par::traits::IndexedOrNot<$item>>(self, cb: CB) -> CB::Output {
+                self.with_producer($crate::par::traits::AsIndexed(cb))
+            }
         }
 
         impl<'a, T: $bound> IndexedParallelIterator for $name<'a, T> {
@@ -358,6 +361,9 @@ macro_rules! exact_source {
             }
             fn opt_len(&self) -> Option<usize> {
                 Some(self.len())
+            }
+            fn with_producer_or_self<CB: $crate::par::traits::IndexedOrNot<$item>>(self, cb: CB) -> CB::Output {
+                self.with_producer($crate::par::traits::AsIndexed(cb))
             }
         }
 

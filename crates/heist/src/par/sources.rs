@@ -5,7 +5,9 @@
 
 use super::driver::{bridge, IndexedProducer, Kernel, Producer};
 use super::into::IntoParallelIterator;
-use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
+use super::traits::{
+    AsIndexed, IndexedOrNot, IndexedParallelIterator, ParallelIterator, ProducerCallback,
+};
 use std::mem;
 use std::ops::{Range, RangeInclusive};
 use std::ptr;
@@ -310,6 +312,9 @@ impl<T: Send> ParallelIterator for IntoIter<T> {
     }
     fn opt_len(&self) -> Option<usize> {
         Some(self.vec.len())
+    }
+    fn with_producer_or_self<CB: IndexedOrNot<T>>(self, cb: CB) -> CB::Output {
+        self.with_producer(AsIndexed(cb))
     }
 }
 

@@ -36,6 +36,29 @@ impl<T, K: Kernel<T>> ProducerCallback<T> for Bridge<K> {
     }
 }
 
+/// Receives an iterator's producer if the iterator is indexed, or else the iterator
+/// itself (see [`ParallelIterator::with_producer_or_self`]): how `collect` writes into
+/// its target in place when it can.
+#[doc(hidden)]
+pub trait IndexedOrNot<T> {
+    /// What the callback returns.
+    type Output;
+    /// Called with the producer of an indexed iterator.
+    fn indexed<P: IndexedProducer<Item = T>>(self, producer: P) -> Self::Output;
+    /// Called with an iterator that is not indexed.
+    fn unindexed<I: ParallelIterator<Item = T>>(self, iter: I) -> Self::Output;
+}
+
+/// Hands an indexed iterator's producer to an [`IndexedOrNot`].
+pub(crate) struct AsIndexed<CB>(pub(crate) CB);
+
+impl<T, CB: IndexedOrNot<T>> ProducerCallback<T> for AsIndexed<CB> {
+    type Output = CB::Output;
+    fn callback<P: IndexedProducer<Item = T>>(self, producer: P) -> CB::Output {
+        self.0.indexed(producer)
+    }
+}
+
 /// A parallel iterator (rayon's `ParallelIterator`): items are produced by a loop that
 /// is split only when idle workers ask for work.
 pub trait ParallelIterator: Sized + Send {
@@ -49,6 +72,13 @@ pub trait ParallelIterator: Sized + Send {
     /// The number of items, if known in advance.
     fn opt_len(&self) -> Option<usize> {
         None
+    }
+
+    /// Hands `callback` this iterator's producer if it is indexed, else the iterator
+    /// itself. Indexed iterators override it; the default says "not indexed".
+    #[doc(hidden)]
+    fn with_producer_or_self<CB: IndexedOrNot<Self::Item>>(self, callback: CB) -> CB::Output {
+        callback.unindexed(self)
     }
 
     /// Calls `op` on each item.
@@ -505,6 +535,7 @@ pub trait IndexedParallelIterator: ParallelIterator {
     /// # Panics
     /// If `chunk_size` is 0.
     fn chunks(self, chunk_size: usize) -> Chunks<Self> {
+        assert!(chunk_size != 0, "chunks: the size must not be 0");
         Chunks::new(self, chunk_size)
     }
 
@@ -528,6 +559,7 @@ pub trait IndexedParallelIterator: ParallelIterator {
     /// # Panics
     /// If `step` is 0.
     fn step_by(self, step: usize) -> StepBy<Self> {
+        assert!(step != 0, "step_by: the step must not be 0");
         StepBy::new(self, step)
     }
 

@@ -95,6 +95,8 @@ pub fn all() -> Vec<(&'static str, String)> {
     got.sort();
     case!("for_each_with", got);
     case!("map_with", v.par_iter().map_with(3u64, |s, &x| x + *s).collect::<Vec<_>>());
+    case!("map_init indexed", v.par_iter().map_init(|| 0u64, |n, &x| { *n += 1; x + 1 }).enumerate().map(|(i, x)| i as u64 * x).collect::<Vec<_>>());
+    case!("map_with zip", v.par_iter().map_with(5u64, |s, &x| x * *s).zip(v.par_iter().rev()).map(|(a, b)| a ^ b).collect::<Vec<_>>());
     case!("with_min_len", v.par_iter().with_min_len(1000).map(|x| x % 10).sum::<u64>());
     case!("with_max_len", v.par_iter().with_max_len(3).map(|x| x % 10).collect::<Vec<_>>());
     case!("panic_fuse", v.par_iter().panic_fuse().count());
