@@ -357,3 +357,16 @@ fn a_producer_that_lies_about_its_length_panics_and_writes_nothing_out_of_place(
         }
     });
 }
+
+#[test]
+fn par_bridge_passes_every_item_once() {
+    on_every_pool(|pool| {
+        for n in [0u64, 1, 255, 256, 257, 50_000] {
+            let mut got: Vec<u64> = pool.run(|_| (0..n).par_bridge().map(|x| x * 3).collect());
+            got.sort_unstable();
+            assert!(got.iter().copied().eq((0..n).map(|x| x * 3)), "n = {n}");
+            let firsts = pool.run(|_| (0..n).par_bridge().find_any(|&x| x == n / 2));
+            assert_eq!(firsts, (n > 0).then_some(n / 2));
+        }
+    });
+}

@@ -411,7 +411,8 @@ where
 }
 
 /// The kernel of `flat_map`: each item's iterator runs as a nested loop of its own,
-/// which may split further; its pieces combine in order with the outer ones.
+/// which may split further; its pieces combine in order with the outer ones. A piece
+/// keeps only the combined output of its nested loops: one combine per item.
 pub(crate) struct FlatMapKernel<K: Kernel<R>, F, R> {
     inner: K,
     f: F,
@@ -424,34 +425,22 @@ where
     K: Kernel<R>,
     F: Fn(T) -> PI + Sync,
 {
-    /// The finished pieces so far and the running one.
-    type Acc = (Option<K::Output>, K::Acc);
+    type Acc = Option<K::Output>;
     type Output = K::Output;
     fn start(&self) -> Self::Acc {
-        (None, self.inner.start())
+        None
     }
     fn fold<I: Iterator<Item = T>>(&self, acc: Self::Acc, items: I) -> Self::Acc {
-        let (mut done, mut run) = acc;
-        for x in items {
-            let nested = (self.f)(x).into_par_iter();
-            let before = self
-                .inner
-                .finish(std::mem::replace(&mut run, self.inner.start()));
-            let inner = nested.drive(&self.inner);
-            let both = self.inner.combine(before, inner);
-            done = Some(match done {
-                Some(d) => self.inner.combine(d, both),
-                None => both,
-            });
-        }
-        (done, run)
+        items.fold(acc, |done, x| {
+            let nested = (self.f)(x).into_par_iter().drive(&self.inner);
+            Some(match done {
+                Some(d) => self.inner.combine(d, nested),
+                None => nested,
+            })
+        })
     }
-    fn finish(&self, (done, run): Self::Acc) -> K::Output {
-        let last = self.inner.finish(run);
-        match done {
-            Some(d) => self.inner.combine(d, last),
-            None => last,
-        }
+    fn finish(&self, done: Self::Acc) -> K::Output {
+        done.unwrap_or_else(|| self.inner.finish(self.inner.start()))
     }
     combine_and_done!();
 }

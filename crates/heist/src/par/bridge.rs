@@ -1,5 +1,5 @@
 //! `par_bridge`: a sequential iterator shared by the pieces of a loop, each pulling its
-//! blocks from it under a lock (rayon's `ParallelBridge`). The loop's length is a
+//! blocks from it in batches of up to `BATCH` items a lock (rayon's `ParallelBridge`). The loop's length is a
 //! budget, not a count: it is cut like any other, and a piece ends when the source is
 //! empty.
 
@@ -50,16 +50,22 @@ where
             BridgeProducer {
                 src: &shared,
                 budget,
+                batch: Vec::new(),
             },
             &kernel,
         )
     }
 }
 
-struct BridgeProducer<'a, I> {
+struct BridgeProducer<'a, I: Iterator> {
     src: &'a Shared<I>,
     budget: usize,
+    /// Items pulled from the source and not yet folded; empty between blocks.
+    batch: Vec<I::Item>,
 }
+
+/// The most items a piece pulls from the source under one lock.
+const BATCH: usize = 256;
 
 impl<'a, I: Iterator + Send> Producer for BridgeProducer<'a, I>
 where
@@ -76,45 +82,79 @@ where
     }
     fn split_at(self, index: usize) -> (Self, Self) {
         let src = self.src;
-        let lo = BridgeProducer { src, budget: index };
-        (
-            lo,
-            BridgeProducer {
-                src,
-                budget: self.budget - index,
-            },
-        )
+        let lo = BridgeProducer {
+            src,
+            budget: index,
+            batch: self.batch,
+        };
+        let hi = BridgeProducer {
+            src,
+            budget: self.budget - index,
+            batch: Vec::new(),
+        };
+        (lo, hi)
     }
-    fn into_iter(self) -> BridgeBlock<'a, I> {
+    fn into_iter(self) -> Self::IntoIter {
         BridgeBlock {
             src: self.src,
+            batch: self.batch.into_iter(),
             left: self.budget,
         }
     }
+    fn fold_block<K: Kernel<I::Item>>(
+        mut self,
+        n: usize,
+        kernel: &K,
+        acc: K::Acc,
+    ) -> (K::Acc, Self) {
+        let mut acc = acc;
+        let mut left = n;
+        while left > 0 && self.src.pull(&mut self.batch, left.min(BATCH)) {
+            left -= self.batch.len();
+            acc = kernel.fold(acc, self.batch.drain(..));
+        }
+        self.budget -= n;
+        (acc, self)
+    }
 }
 
-/// Pulls up to `left` items from the shared source, one lock each.
-struct BridgeBlock<'a, I> {
+impl<I: Iterator> Shared<I> {
+    /// Moves up to `k` items into `batch` under one lock; false once the source is dry.
+    fn pull(&self, batch: &mut Vec<I::Item>, k: usize) -> bool {
+        if self.empty.load(Relaxed) {
+            return false;
+        }
+        let mut iter = self.iter.lock().unwrap_or_else(PoisonError::into_inner);
+        batch.extend(iter.by_ref().take(k));
+        if batch.len() < k {
+            self.empty.store(true, Relaxed);
+        }
+        !batch.is_empty()
+    }
+}
+
+/// The items of a block: what the piece had pulled, then batches from the source, up to
+/// `left` items in all.
+struct BridgeBlock<'a, I: Iterator> {
     src: &'a Shared<I>,
+    batch: std::vec::IntoIter<I::Item>,
     left: usize,
 }
 
 impl<I: Iterator> Iterator for BridgeBlock<'_, I> {
     type Item = I::Item;
     fn next(&mut self) -> Option<I::Item> {
-        if self.left == 0 || self.src.empty.load(Relaxed) {
+        if self.left == 0 {
             return None;
         }
-        self.left -= 1;
-        let next = self
-            .src
-            .iter
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .next();
-        if next.is_none() {
-            self.src.empty.store(true, Relaxed);
+        if self.batch.len() == 0 {
+            let mut more = Vec::new();
+            if !self.src.pull(&mut more, self.left.min(BATCH)) {
+                return None;
+            }
+            self.batch = more.into_iter();
         }
-        next
+        self.left -= 1;
+        self.batch.next()
     }
 }

@@ -297,13 +297,31 @@ impl<T: Send> Kernel<T> for VecList {
         acc
     }
     fn finish(&self, acc: Vec<T>) -> Pieces<T> {
-        vec![acc]
+        if acc.is_empty() {
+            Vec::new()
+        } else {
+            vec![acc]
+        }
     }
-    fn combine(&self, mut left: Pieces<T>, right: Pieces<T>) -> Pieces<T> {
+    fn combine(&self, mut left: Pieces<T>, mut right: Pieces<T>) -> Pieces<T> {
+        // Short pieces (a nested loop's, in a `flat_map`) join their left neighbour, so
+        // that many small nested loops do not leave as many small `Vec`s.
+        if let ([.., l], [r]) = (&mut left[..], &mut right[..]) {
+            if r.len() <= SHORT_PIECE {
+                l.append(r);
+                return left;
+            }
+        }
+        if left.is_empty() {
+            return right;
+        }
         left.extend(right);
         left
     }
 }
+
+/// A piece of a collect this short is copied into its left neighbour.
+const SHORT_PIECE: usize = 256;
 
 /// Joins the pieces of a collect into one `Vec`.
 pub(crate) fn concat<T>(pieces: Pieces<T>) -> Vec<T> {
