@@ -1,13 +1,15 @@
 //! The same code, compiled once against rayon and once against heist with only the `use`
-//! line changed, gives the same results for every method heist offers under rayon's
+//! lines changed, gives the same results for every method heist offers under rayon's
 //! name.
 
 mod on_rayon {
+    use rayon::iter::Either;
     use rayon::prelude::*;
     include!("par_rayon/cases.rs");
 }
 
 mod on_heist {
+    use heist::iter::Either;
     use heist::prelude::*;
     include!("par_rayon/cases.rs");
 }

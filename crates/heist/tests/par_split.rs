@@ -377,6 +377,81 @@ fn indexed_adapters() {
         &numbered,
         |x| x,
     );
+    let w: Vec<i32> = (100..105).collect();
+    // `a` and `b` in turn; the turn of one that has run out ends `shortest`, and is
+    // passed over otherwise.
+    let turns = |a: &[i32], b: &[i32], shortest: bool| {
+        let (mut out, mut a, mut b) = (Vec::new(), a.iter(), b.iter());
+        let mut a_turn = true;
+        loop {
+            let next = if a_turn { a.next() } else { b.next() };
+            match next {
+                Some(&x) => out.push(x),
+                None if shortest => break,
+                None if a.len() + b.len() == 0 => break,
+                None => {}
+            }
+            a_turn = !a_turn;
+        }
+        out
+    };
+    check(
+        "interleave",
+        || v.par_iter().copied().interleave(w.par_iter().copied()),
+        &turns(&v, &w, false),
+        |x| x,
+    );
+    check(
+        "interleave shorter first",
+        || w.par_iter().copied().interleave(v.par_iter().copied()),
+        &turns(&w, &v, false),
+        |x| x,
+    );
+    check(
+        "interleave_shortest",
+        || {
+            v.par_iter()
+                .copied()
+                .interleave_shortest(w.par_iter().copied())
+        },
+        &turns(&v, &w, true),
+        |x| x,
+    );
+    check(
+        "interleave_shortest shorter first",
+        || {
+            w.par_iter()
+                .copied()
+                .interleave_shortest(v.par_iter().copied())
+        },
+        &turns(&w, &v, true),
+        |x| x,
+    );
+    check(
+        "zip_eq",
+        || v.par_iter().copied().zip_eq(v.par_iter().rev()),
+        &seq(v.iter().copied().zip(v.iter().rev())),
+        |x| x,
+    );
+    for size in [1, 3, 14, 20] {
+        let folded: Vec<i32> = v
+            .chunks(size)
+            .map(|c| c.iter().fold(1, |a, x| a * 3 + x))
+            .collect();
+        check(
+            "fold_chunks",
+            || v.par_iter().fold_chunks(size, || 1, |a, x| a * 3 + x),
+            &folded,
+            |x| x,
+        );
+        let gathered: Vec<Vec<i32>> = v.chunks(size).map(<[i32]>::to_vec).collect();
+        check(
+            "chunks",
+            || v.par_iter().copied().chunks(size),
+            &gathered,
+            |x| x,
+        );
+    }
     let rz: Vec<(usize, i32)> = v
         .iter()
         .copied()

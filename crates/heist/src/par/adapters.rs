@@ -290,38 +290,13 @@ adapter_struct!(
 map_like!(Copied<I>, ['a, I, T], s => (s.base, CopyOp), Item = T,
     where [I: ParallelIterator<Item = &'a T>, T: 'a + Copy + Send]);
 
-/// Defines a kernel adapter: a kernel `$k` over `inner` plus `$f`, whose `fold` turns
-/// a block of `T` into items of the inner kernel with `$adapt`.
-macro_rules! kernel_adapter {
-    ($k:ident, [$($g:tt)*], T = $t:ty, where [$($bounds:tt)*], |$s:ident, $items:ident| $adapt:expr) => {
-        impl<$($g)*> Kernel<$t> for $k<K, F>
-        where
-            $($bounds)*
-        {
-            type Acc = K::Acc;
-            type Output = K::Output;
-            fn start(&self) -> K::Acc {
-                self.inner.start()
-            }
-            fn fold<It: Iterator<Item = $t>>(&self, acc: K::Acc, $items: It) -> K::Acc {
-                let $s = self;
-                self.inner.fold(acc, $adapt)
-            }
-            fn finish(&self, acc: K::Acc) -> K::Output {
-                self.inner.finish(acc)
-            }
-            combine_and_done!();
-        }
-    };
-}
-
 /// The kernel of `filter`.
 pub(crate) struct FilterKernel<K, F> {
     inner: K,
     f: F,
 }
 
-kernel_adapter!(FilterKernel, [T, K: Kernel<T>, F: Fn(&T) -> bool + Sync], T = T, where [],
+kernel_adapter!(FilterKernel<K, F>, [T, K: Kernel<T>, F: Fn(&T) -> bool + Sync], T = T, where [],
     |s, items| items.filter(|x| (s.f)(x)));
 
 /// The kernel of `filter_map`.
@@ -330,7 +305,7 @@ pub(crate) struct FilterMapKernel<K, F> {
     f: F,
 }
 
-kernel_adapter!(FilterMapKernel, [T, R, K: Kernel<R>, F: Fn(T) -> Option<R> + Sync], T = T,
+kernel_adapter!(FilterMapKernel<K, F>, [T, R, K: Kernel<R>, F: Fn(T) -> Option<R> + Sync], T = T,
     where [], |s, items| items.filter_map(&s.f));
 
 /// The kernel of `flat_map_iter`.
@@ -339,7 +314,7 @@ pub(crate) struct FlatMapIterKernel<K, F> {
     f: F,
 }
 
-kernel_adapter!(FlatMapIterKernel, [T, SI: IntoIterator, K: Kernel<SI::Item>, F: Fn(T) -> SI + Sync],
+kernel_adapter!(FlatMapIterKernel<K, F>, [T, SI: IntoIterator, K: Kernel<SI::Item>, F: Fn(T) -> SI + Sync],
     T = T, where [], |s, items| items.flat_map(&s.f));
 
 adapter_struct!(

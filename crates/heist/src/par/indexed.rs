@@ -4,37 +4,16 @@
 //! `chain`, which also joins two unindexed loops).
 
 use super::driver::{IndexedProducer, Kernel, Producer};
-use super::traits::{Bridge, IndexedParallelIterator, ParallelIterator, ProducerCallback};
+use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 use std::iter::StepBy as IterStepBy;
 use std::ops::Range;
-
-/// Implements `ParallelIterator` for an indexed adapter by bridging its producer.
-macro_rules! indexed_drive {
-    ($name:ident<$($g:ident),*>, Item = $item:ty, where [$($bounds:tt)*]) => {
-        impl<$($g),*> ParallelIterator for $name<$($g),*>
-        where
-            $($bounds)*
-        {
-            type Item = $item;
-            fn drive<K: Kernel<$item>>(self, kernel: K) -> K::Output {
-                self.with_producer(Bridge(kernel))
-            }
-            fn opt_len(&self) -> Option<usize> {
-                Some(self.len())
-            }
-            fn with_producer_or_self<CB: $crate::par::traits::IndexedOrNot<$item>>(self, cb: CB) -> CB::Output {
-                self.with_producer($crate::par::traits::AsIndexed(cb))
-            }
-        }
-    };
-}
 
 adapter_struct!(
     /// Items paired with their indices (see [`IndexedParallelIterator::enumerate`]).
     Enumerate<I> {}
 );
 
-indexed_drive!(Enumerate<I>, Item = (usize, I::Item), where [I: IndexedParallelIterator]);
+indexed_drive!([I] Enumerate<I>, Item = (usize, I::Item), where [I: IndexedParallelIterator]);
 
 impl<I: IndexedParallelIterator> IndexedParallelIterator for Enumerate<I> {
     fn len(&self) -> usize {
@@ -138,7 +117,7 @@ impl<A, B> Zip<A, B> {
     }
 }
 
-indexed_drive!(Zip<A, B>, Item = (A::Item, B::Item),
+indexed_drive!([A, B] Zip<A, B>, Item = (A::Item, B::Item),
     where [A: IndexedParallelIterator, B: IndexedParallelIterator]);
 
 impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIterator for Zip<A, B> {
@@ -161,6 +140,37 @@ impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIter
             }
         }
         with_producers(self.a, self.b, Cb(cb))
+    }
+}
+
+/// Pairs of items of two iterators of the same length (see
+/// [`IndexedParallelIterator::zip_eq`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct ZipEq<A, B> {
+    zip: Zip<A, B>,
+}
+
+impl<A: IndexedParallelIterator, B: IndexedParallelIterator> ZipEq<A, B> {
+    pub(crate) fn new(a: A, b: B) -> Self {
+        let (la, lb) = (a.len(), b.len());
+        assert_eq!(la, lb, "zip_eq: the iterators have different lengths");
+        ZipEq {
+            zip: Zip::new(a, b),
+        }
+    }
+}
+
+indexed_drive!([A, B] ZipEq<A, B>, Item = (A::Item, B::Item),
+    where [A: IndexedParallelIterator, B: IndexedParallelIterator]);
+
+impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIterator
+    for ZipEq<A, B>
+{
+    fn len(&self) -> usize {
+        self.zip.len()
+    }
+    fn with_producer<CB: ProducerCallback<(A::Item, B::Item)>>(self, cb: CB) -> CB::Output {
+        self.zip.with_producer(cb)
     }
 }
 
@@ -245,7 +255,7 @@ adapter_struct!(
     Rev<I> {}
 );
 
-indexed_drive!(Rev<I>, Item = I::Item, where [I: IndexedParallelIterator]);
+indexed_drive!([I] Rev<I>, Item = I::Item, where [I: IndexedParallelIterator]);
 
 impl<I: IndexedParallelIterator> IndexedParallelIterator for Rev<I> {
     fn len(&self) -> usize {
@@ -294,7 +304,7 @@ macro_rules! cut_adapter {
     ($(#[$doc:meta])* $name:ident, |$len:ident, $n:ident| $len_expr:expr, |$p:ident, $k:ident| $cut:expr) => {
         adapter_struct!($(#[$doc])* $name<I> { n: usize });
 
-        indexed_drive!($name<I>, Item = I::Item, where [I: IndexedParallelIterator]);
+        indexed_drive!([I] $name<I>, Item = I::Item, where [I: IndexedParallelIterator]);
 
         impl<I: IndexedParallelIterator> IndexedParallelIterator for $name<I> {
             fn len(&self) -> usize {
@@ -331,7 +341,7 @@ adapter_struct!(
     StepBy<I> { step: usize }
 );
 
-indexed_drive!(StepBy<I>, Item = I::Item, where [I: IndexedParallelIterator]);
+indexed_drive!([I] StepBy<I>, Item = I::Item, where [I: IndexedParallelIterator]);
 
 impl<I: IndexedParallelIterator> IndexedParallelIterator for StepBy<I> {
     fn len(&self) -> usize {
@@ -387,7 +397,7 @@ macro_rules! len_bound {
     ($(#[$doc:meta])* $name:ident, $prod:ident, min = |$p1:ident, $m1:ident| $min:expr, max = |$p2:ident, $m2:ident| $max:expr) => {
         adapter_struct!($(#[$doc])* $name<I> { bound: usize });
 
-        indexed_drive!($name<I>, Item = I::Item, where [I: IndexedParallelIterator]);
+        indexed_drive!([I] $name<I>, Item = I::Item, where [I: IndexedParallelIterator]);
 
         impl<I: IndexedParallelIterator> IndexedParallelIterator for $name<I> {
             fn len(&self) -> usize {
@@ -453,93 +463,3 @@ len_bound!(
     /// [`IndexedParallelIterator::with_max_len`]).
     MaxLen, MaxLenProducer, min = |p, _m| p.min_len(), max = |p, m| p.max_len().min(m)
 );
-
-adapter_struct!(
-    /// Items gathered into `Vec`s of `size`, the last possibly shorter (see
-    /// [`IndexedParallelIterator::chunks`]).
-    Chunks<I> { size: usize }
-);
-
-indexed_drive!(Chunks<I>, Item = Vec<I::Item>, where [I: IndexedParallelIterator]);
-
-impl<I: IndexedParallelIterator> IndexedParallelIterator for Chunks<I> {
-    fn len(&self) -> usize {
-        self.base.len().div_ceil(self.size)
-    }
-    fn with_producer<CB: ProducerCallback<Vec<I::Item>>>(self, cb: CB) -> CB::Output {
-        struct Cb<CB>(CB, usize);
-        impl<T, CB: ProducerCallback<Vec<T>>> ProducerCallback<T> for Cb<CB> {
-            type Output = CB::Output;
-            fn callback<P: IndexedProducer<Item = T>>(self, base: P) -> CB::Output {
-                self.0.callback(ChunksProducer { base, size: self.1 })
-            }
-        }
-        self.base.with_producer(Cb(cb, self.size))
-    }
-}
-
-struct ChunksProducer<P> {
-    base: P,
-    size: usize,
-}
-
-impl<P: IndexedProducer> Producer for ChunksProducer<P> {
-    type Item = Vec<P::Item>;
-    type IntoIter = ChunkIter<P::IntoIter>;
-    fn len(&self) -> usize {
-        self.base.len().div_ceil(self.size)
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let at = index.saturating_mul(self.size).min(self.base.len());
-        let (l, r) = self.base.split_at(at);
-        let size = self.size;
-        (
-            ChunksProducer { base: l, size },
-            ChunksProducer { base: r, size },
-        )
-    }
-    fn into_iter(self) -> Self::IntoIter {
-        ChunkIter {
-            it: self.base.into_iter(),
-            size: self.size,
-        }
-    }
-}
-
-impl<P: IndexedProducer> IndexedProducer for ChunksProducer<P> {}
-
-/// The chunks of one block.
-pub(crate) struct ChunkIter<I> {
-    it: I,
-    size: usize,
-}
-
-impl<I: ExactSizeIterator> Iterator for ChunkIter<I> {
-    type Item = Vec<I::Item>;
-    fn next(&mut self) -> Option<Vec<I::Item>> {
-        let k = self.size.min(self.it.len());
-        (k > 0).then(|| self.it.by_ref().take(k).collect())
-    }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.it.len().div_ceil(self.size);
-        (n, Some(n))
-    }
-}
-
-impl<I: ExactSizeIterator + DoubleEndedIterator> DoubleEndedIterator for ChunkIter<I> {
-    fn next_back(&mut self) -> Option<Vec<I::Item>> {
-        let left = self.it.len();
-        let k = match left % self.size {
-            0 => self.size.min(left),
-            r => r,
-        };
-        if k == 0 {
-            return None;
-        }
-        let mut chunk: Vec<I::Item> = self.it.by_ref().rev().take(k).collect();
-        chunk.reverse();
-        Some(chunk)
-    }
-}
-
-impl<I: ExactSizeIterator> ExactSizeIterator for ChunkIter<I> {}

@@ -2,7 +2,9 @@
 //! piece of a loop folds, and how finished pieces combine in index order (the kernel
 //! objects of On Lock-Free Work-stealing Iterators for Parallel Data Structures, §3).
 
+use super::collect::ParallelExtend;
 use super::driver::Kernel;
+use super::either::Either;
 use super::try_op::Try;
 use std::cmp::Ordering;
 use std::iter::{Product, Sum};
@@ -331,4 +333,131 @@ pub(crate) fn concat<T>(pieces: Pieces<T>) -> Vec<T> {
     out.reserve(total - out.len());
     pieces.for_each(|mut p| out.append(&mut p));
     out
+}
+
+/// `unzip`, `partition` and `partition_map`: each piece fills a `Vec` per side; the
+/// pieces of each side are kept in index order.
+pub(crate) struct Sides;
+
+impl<L: Send, R: Send> Kernel<Either<L, R>> for Sides {
+    type Acc = (Vec<L>, Vec<R>);
+    type Output = (Pieces<L>, Pieces<R>);
+    fn start(&self) -> Self::Acc {
+        (Vec::new(), Vec::new())
+    }
+    fn fold<I: Iterator<Item = Either<L, R>>>(
+        &self,
+        (mut l, mut r): Self::Acc,
+        items: I,
+    ) -> Self::Acc {
+        items.for_each(|x| match x {
+            Either::Left(x) => l.push(x),
+            Either::Right(x) => r.push(x),
+        });
+        (l, r)
+    }
+    fn finish(&self, (l, r): Self::Acc) -> Self::Output {
+        (VecList.finish(l), VecList.finish(r))
+    }
+    fn combine(&self, (l1, r1): Self::Output, (l2, r2): Self::Output) -> Self::Output {
+        (VecList.combine(l1, l2), VecList.combine(r1, r2))
+    }
+}
+
+/// `unzip`: each piece fills a `Vec` per half of the pairs.
+pub(crate) struct Halves;
+
+impl<A: Send, B: Send> Kernel<(A, B)> for Halves {
+    type Acc = (Vec<A>, Vec<B>);
+    type Output = (Pieces<A>, Pieces<B>);
+    fn start(&self) -> Self::Acc {
+        (Vec::new(), Vec::new())
+    }
+    fn fold<I: Iterator<Item = (A, B)>>(&self, (mut a, mut b): Self::Acc, items: I) -> Self::Acc {
+        items.for_each(|(x, y)| {
+            a.push(x);
+            b.push(y);
+        });
+        (a, b)
+    }
+    fn finish(&self, (a, b): Self::Acc) -> Self::Output {
+        (VecList.finish(a), VecList.finish(b))
+    }
+    fn combine(&self, (a1, b1): Self::Output, (a2, b2): Self::Output) -> Self::Output {
+        (VecList.combine(a1, a2), VecList.combine(b1, b2))
+    }
+}
+
+/// `try_reduce_with`: `None` for an empty piece; the first failure ends the loop.
+pub(crate) struct TryReduceWith<R, OP> {
+    pub(crate) op: OP,
+    pub(crate) failed: AtomicBool,
+    pub(crate) _r: PhantomData<fn() -> R>,
+}
+
+impl<R, OP> Kernel<R> for TryReduceWith<R, OP>
+where
+    R: Try + Send,
+    OP: Fn(R::Output, R::Output) -> R + Sync,
+{
+    type Acc = Option<ControlFlow<R::Residual, R::Output>>;
+    type Output = Option<R>;
+    fn start(&self) -> Self::Acc {
+        None
+    }
+    fn fold<I: Iterator<Item = R>>(&self, acc: Self::Acc, mut items: I) -> Self::Acc {
+        let first = match acc {
+            Some(ControlFlow::Continue(a)) => a,
+            Some(stop) => return Some(stop),
+            None => match items.next()?.branch() {
+                ControlFlow::Continue(a) => a,
+                stop => return self.fail(stop),
+            },
+        };
+        let out = items.try_fold(first, |a, x| (self.op)(a, x.branch()?).branch());
+        if out.is_break() {
+            return self.fail(out);
+        }
+        Some(out)
+    }
+    fn finish(&self, acc: Self::Acc) -> Option<R> {
+        Some(match acc? {
+            ControlFlow::Continue(t) => R::from_output(t),
+            ControlFlow::Break(r) => R::from_residual(r),
+        })
+    }
+    fn combine(&self, left: Option<R>, right: Option<R>) -> Option<R> {
+        let (l, r) = match (left, right) {
+            (Some(l), Some(r)) => (l, r),
+            (l, r) => return l.or(r),
+        };
+        Some(match (l.branch(), r.branch()) {
+            (ControlFlow::Continue(l), ControlFlow::Continue(r)) => (self.op)(l, r),
+            (ControlFlow::Break(r), _) | (_, ControlFlow::Break(r)) => R::from_residual(r),
+        })
+    }
+    fn done(&self) -> bool {
+        self.failed.load(Relaxed)
+    }
+}
+
+impl<R: Try, OP> TryReduceWith<R, OP> {
+    fn fail<T>(&self, stop: ControlFlow<R::Residual, T>) -> Option<ControlFlow<R::Residual, T>> {
+        self.failed.store(true, Relaxed);
+        Some(stop)
+    }
+}
+
+/// Extends two collections with the two sides of a loop's pieces.
+pub(crate) fn extend_both<A, B, L, R>((l, r): (Pieces<L>, Pieces<R>)) -> (A, B)
+where
+    A: Default + ParallelExtend<L>,
+    B: Default + ParallelExtend<R>,
+    L: Send,
+    R: Send,
+{
+    let (mut a, mut b) = (A::default(), B::default());
+    a.par_extend(concat(l));
+    b.par_extend(concat(r));
+    (a, b)
 }

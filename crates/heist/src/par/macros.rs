@@ -12,6 +12,40 @@ macro_rules! combine_and_done {
     };
 }
 
+/// Implements `Kernel<$t>` for a kernel adapter `$k` with an `inner` kernel: its `fold`
+/// turns a block of `$t` into items of the inner kernel with `$adapt`; it is done when
+/// the inner kernel is, or when `$done` holds.
+macro_rules! kernel_adapter {
+    (
+        $k:ident<$($kp:tt),*>, [$($g:tt)*], T = $t:ty, where [$($bounds:tt)*],
+        |$s:ident, $items:ident| $adapt:expr $(, done = |$ds:ident| $done:expr)?
+    ) => {
+        impl<$($g)*> Kernel<$t> for $k<$($kp),*>
+        where
+            $($bounds)*
+        {
+            type Acc = K::Acc;
+            type Output = K::Output;
+            fn start(&self) -> K::Acc {
+                self.inner.start()
+            }
+            fn fold<It: Iterator<Item = $t>>(&self, acc: K::Acc, $items: It) -> K::Acc {
+                let $s = self;
+                self.inner.fold(acc, $adapt)
+            }
+            fn finish(&self, acc: K::Acc) -> K::Output {
+                self.inner.finish(acc)
+            }
+            fn combine(&self, l: K::Output, r: K::Output) -> K::Output {
+                self.inner.combine(l, r)
+            }
+            fn done(&self) -> bool {
+                self.inner.done() $(|| { let $ds = self; $done })?
+            }
+        }
+    };
+}
+
 /// Defines a struct `$name { base, $field }` with `new`.
 macro_rules! adapter_struct {
     ($(#[$doc:meta])* $name:ident<I $(, $p:ident)*> { $($field:ident: $ty:ty),* }) => {
@@ -34,18 +68,7 @@ macro_rules! adapter_struct {
 /// `producer(self)` gives its producer and whose `len(&self)` its length.
 macro_rules! source {
     ([$($g:tt)*] $ty:ty, Item = $item:ty $(, where [$($b:tt)*])?) => {
-        impl<$($g)*> ParallelIterator for $ty $(where $($b)*)? {
-            type Item = $item;
-            fn drive<K: Kernel<$item>>(self, kernel: K) -> K::Output {
-                bridge(self.producer(), &kernel)
-            }
-            fn opt_len(&self) -> Option<usize> {
-                Some(self.len_())
-            }
-            fn with_producer_or_self<CB: $crate::par::traits::IndexedOrNot<$item>>(self, cb: CB) -> CB::Output {
-                self.with_producer($crate::par::traits::AsIndexed(cb))
-            }
-        }
+        indexed_drive!([$($g)*] $ty, Item = $item, where [$($($b)*)?]);
 
         impl<$($g)*> IndexedParallelIterator for $ty $(where $($b)*)? {
             fn len(&self) -> usize {
@@ -53,6 +76,30 @@ macro_rules! source {
             }
             fn with_producer<CB: ProducerCallback<$item>>(self, cb: CB) -> CB::Output {
                 cb.callback(self.producer())
+            }
+        }
+    };
+}
+
+/// Implements `ParallelIterator` for an indexed iterator by bridging its producer.
+macro_rules! indexed_drive {
+    ([$($g:tt)*] $ty:ty, Item = $item:ty, where [$($bounds:tt)*]) => {
+        impl<$($g)*> ParallelIterator for $ty
+        where
+            $($bounds)*
+        {
+            type Item = $item;
+            fn drive<K: Kernel<$item>>(self, kernel: K) -> K::Output {
+                self.with_producer($crate::par::traits::Bridge(kernel))
+            }
+            fn opt_len(&self) -> Option<usize> {
+                Some(IndexedParallelIterator::len(self))
+            }
+            fn with_producer_or_self<CB>(self, cb: CB) -> CB::Output
+            where
+                CB: $crate::par::traits::IndexedOrNot<$item>,
+            {
+                self.with_producer($crate::par::traits::AsIndexed(cb))
             }
         }
     };

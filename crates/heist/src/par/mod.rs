@@ -9,6 +9,8 @@
 mod macros;
 
 mod adapters;
+mod any_order;
+mod blocks;
 mod bridge;
 #[cfg(feature = "hashbrown")]
 mod buckets;
@@ -17,7 +19,10 @@ mod collect;
 mod collect_into;
 mod demand;
 mod driver;
+mod either;
 mod indexed;
+mod indexed_trait;
+mod interleave;
 mod into;
 mod kernels;
 mod maps;
@@ -36,18 +41,22 @@ pub mod iter {
         Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Flatten, FlattenIter, Inspect,
         Map, PanicFuse, Update,
     };
+    pub use super::any_order::{SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, WhileSome};
+    pub use super::blocks::{Chunks, ExponentialBlocks, FoldChunks, FoldChunksWith, UniformBlocks};
     pub use super::bridge::{IterBridge, ParallelBridge};
     #[cfg(feature = "hashbrown")]
     pub use super::buckets::Buckets;
     pub use super::chain::Chain;
     pub use super::collect::{FromParallelIterator, ParallelExtend};
-    pub use super::indexed::{Chunks, Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip};
+    pub use super::either::Either;
+    pub use super::indexed::{Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip, ZipEq};
+    pub use super::interleave::{Interleave, InterleaveShortest, Intersperse};
     pub use super::into::{
         IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
     };
     pub use super::maps::InPlace;
     pub use super::more_sources::{empty, once, repeat_n, repeatn, DequeIter, OptionIter, RepeatN};
-    pub use super::per_piece::{CloneOf, Fold, Identity, MapInit, MapWith};
+    pub use super::per_piece::{CloneOf, Fold, Identity, MapInit, MapWith, TryFold, TryFoldWith};
     pub use super::sources::{IntoIter, Iter, IterMut, RangeIter};
     pub use super::traits::{IndexedParallelIterator, ParallelIterator};
     pub use super::try_op::Try;

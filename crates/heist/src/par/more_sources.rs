@@ -1,7 +1,7 @@
 //! More indexed sources: `Option`, `VecDeque` and `repeat_n`, `once`, `empty`.
 
 use super::chain::{Chain, ChainIter};
-use super::driver::{bridge, IndexedProducer, Kernel, Producer};
+use super::driver::{IndexedProducer, Kernel, Producer};
 use super::into::IntoParallelIterator;
 use super::sources::{IntoIter, IterMut};
 use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};

@@ -1,8 +1,11 @@
 //! Adapters whose pieces keep state of their own: `map_init` and `map_with` (a value per
-//! piece) and `fold` (one partial per piece, as rayon's `fold` yields).
+//! piece), and `fold` and `try_fold` (one partial per piece, as rayon's yield).
 
 use super::driver::{IndexedProducer, Kernel, Producer};
 use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
+use super::try_op::Try;
+use std::marker::PhantomData;
+use std::ops::ControlFlow;
 use std::sync::Mutex;
 
 /// Makes clones of one value, for each piece of a loop that may run anywhere (the
@@ -321,6 +324,102 @@ where
             inner,
             identity: self.identity,
             f: self.f,
+        })
+    }
+}
+
+/// The kernel of `try_fold`: each piece folds from `identity()` until a failure, and
+/// passes its one result on when it ends.
+pub(crate) struct TryFoldKernel<K, ID, F, R> {
+    inner: K,
+    identity: ID,
+    f: F,
+    _r: PhantomData<fn() -> R>,
+}
+
+impl<T, R, K, ID, F> Kernel<T> for TryFoldKernel<K, ID, F, R>
+where
+    R: Try<Output = ID::Out>,
+    K: Kernel<R>,
+    ID: Identity,
+    F: Fn(ID::Out, T) -> R + Sync,
+{
+    type Acc = (ControlFlow<R::Residual, ID::Out>, K::Acc);
+    type Output = K::Output;
+    fn start(&self) -> Self::Acc {
+        (
+            ControlFlow::Continue(self.identity.make()),
+            self.inner.start(),
+        )
+    }
+    fn fold<I: Iterator<Item = T>>(&self, (u, acc): Self::Acc, mut items: I) -> Self::Acc {
+        let u = match u {
+            ControlFlow::Continue(u) => items.try_fold(u, |u, x| (self.f)(u, x).branch()),
+            stop => stop,
+        };
+        (u, acc)
+    }
+    fn finish(&self, (u, acc): Self::Acc) -> K::Output {
+        let r = match u {
+            ControlFlow::Continue(u) => R::from_output(u),
+            ControlFlow::Break(e) => R::from_residual(e),
+        };
+        self.inner.finish(self.inner.fold(acc, std::iter::once(r)))
+    }
+    combine_and_done!();
+}
+
+adapter_struct!(
+    /// One fallible fold per piece of the loop (see [`ParallelIterator::try_fold`]).
+    TryFold<I, R, ID, F> { identity: ID, f: F, _r: PhantomData<fn() -> R> }
+);
+
+/// One fallible fold per piece of the loop, each from a clone of a value (see
+/// [`ParallelIterator::try_fold_with`]).
+#[must_use = "iterator adapters are lazy"]
+pub struct TryFoldWith<I, R: Try, F> {
+    base: I,
+    init: R::Output,
+    f: F,
+}
+
+impl<I, R: Try, F> TryFoldWith<I, R, F> {
+    pub(crate) fn new(base: I, init: R::Output, f: F) -> Self {
+        TryFoldWith { base, init, f }
+    }
+}
+
+impl<I, R, ID, F> ParallelIterator for TryFold<I, R, ID, F>
+where
+    I: ParallelIterator,
+    R: Try<Output = ID::Out> + Send,
+    ID: Identity,
+    F: Fn(ID::Out, I::Item) -> R + Sync + Send,
+{
+    type Item = R;
+    fn drive<K: Kernel<R>>(self, inner: K) -> K::Output {
+        self.base.drive(TryFoldKernel {
+            inner,
+            identity: self.identity,
+            f: self.f,
+            _r: PhantomData,
+        })
+    }
+}
+
+impl<I, R, F> ParallelIterator for TryFoldWith<I, R, F>
+where
+    I: ParallelIterator,
+    R: Try<Output: Clone + Send> + Send,
+    F: Fn(R::Output, I::Item) -> R + Sync + Send,
+{
+    type Item = R;
+    fn drive<K: Kernel<R>>(self, inner: K) -> K::Output {
+        self.base.drive(TryFoldKernel {
+            inner,
+            identity: CloneOf::new(self.init),
+            f: self.f,
+            _r: PhantomData,
         })
     }
 }

@@ -1,7 +1,7 @@
 //! Slices in parallel: `par_chunks(_mut/_exact)`, `par_windows` and the parallel sorts
 //! (rayon's `ParallelSlice` and `ParallelSliceMut`).
 
-use super::driver::{bridge, on_worker, IndexedProducer, Kernel, Producer};
+use super::driver::{on_worker, IndexedProducer, Kernel, Producer};
 use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 use crate::worker::Worker;
 use std::cmp::Ordering;
@@ -270,18 +270,7 @@ macro_rules! chunk_source {
             size: usize,
         }
 
-        impl<'a, T: $bound> ParallelIterator for $name<'a, T> {
-            type Item = $item;
-            fn drive<K: Kernel<$item>>(self, kernel: K) -> K::Output {
-                bridge($prod { slice: self.slice, size: self.size }, &kernel)
-            }
-            fn opt_len(&self) -> Option<usize> {
-                Some(self.len())
-            }
-            fn with_producer_or_self<CB: $crate::par::traits::IndexedOrNot<$item>>(self, cb: CB) -> CB::Output {
-                self.with_producer($crate::par::traits::AsIndexed(cb))
-            }
-        }
+        indexed_drive!(['a, T: $bound] $name<'a, T>, Item = $item, where []);
 
         impl<'a, T: $bound> IndexedParallelIterator for $name<'a, T> {
             fn len(&self) -> usize {
@@ -354,18 +343,7 @@ macro_rules! exact_source {
             size: usize,
         }
 
-        impl<'a, T: $bound> ParallelIterator for $name<'a, T> {
-            type Item = $item;
-            fn drive<K: Kernel<$item>>(self, kernel: K) -> K::Output {
-                $inner { slice: self.slice, size: self.size }.drive(kernel)
-            }
-            fn opt_len(&self) -> Option<usize> {
-                Some(self.len())
-            }
-            fn with_producer_or_self<CB: $crate::par::traits::IndexedOrNot<$item>>(self, cb: CB) -> CB::Output {
-                self.with_producer($crate::par::traits::AsIndexed(cb))
-            }
-        }
+        indexed_drive!(['a, T: $bound] $name<'a, T>, Item = $item, where []);
 
         impl<'a, T: $bound> IndexedParallelIterator for $name<'a, T> {
             fn len(&self) -> usize {

@@ -3,19 +3,23 @@
 //! loop driver runs (see `driver.rs`); every adapter wraps the kernel or the producer.
 
 use super::adapters::*;
+use super::any_order::{SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, WhileSome};
 use super::chain::Chain;
 use super::collect::{FromParallelIterator, ParallelExtend};
 use super::driver::{bridge, IndexedProducer, Kernel};
-use super::indexed::*;
+use super::either::Either;
+use super::interleave::Intersperse;
 use super::into::IntoParallelIterator;
 use super::kernels::{
     self, Count, FindAny, FindEnd, ForEach, ProductOf, Reduce, ReduceWith, SumOf, TryReduce,
 };
-use super::per_piece::{CloneOf, Fold, MapInit, MapWith};
+use super::per_piece::{CloneOf, Fold, MapInit, MapWith, TryFold, TryFoldWith};
 use super::try_op::Try;
 use std::cmp::Ordering;
+use std::collections::LinkedList;
 use std::iter::{Product, Sum};
 use std::marker::PhantomData;
+use std::sync::atomic::AtomicBool;
 
 /// Receives the producer of an indexed parallel iterator (see
 /// [`IndexedParallelIterator::with_producer`]).
@@ -469,13 +473,7 @@ pub trait ParallelIterator: Sized + Send {
         A: Send,
         B: Send,
     {
-        let (a, b): (Vec<A>, Vec<B>) = kernels::concat(self.drive(kernels::VecList))
-            .into_iter()
-            .unzip();
-        let (mut fa, mut fb) = (FromA::default(), FromB::default());
-        fa.par_extend(a);
-        fb.par_extend(b);
-        (fa, fb)
+        kernels::extend_both(self.drive(kernels::Halves))
     }
 
     /// Splits the items by `predicate` into two collections (true goes left).
@@ -485,13 +483,123 @@ pub trait ParallelIterator: Sized + Send {
         B: Default + Send + ParallelExtend<Self::Item>,
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
-        let (a, b): (Vec<_>, Vec<_>) = kernels::concat(self.drive(kernels::VecList))
-            .into_iter()
-            .partition(predicate);
-        let (mut fa, mut fb) = (A::default(), B::default());
-        fa.par_extend(a);
-        fb.par_extend(b);
-        (fa, fb)
+        self.partition_map(|x| {
+            if predicate(&x) {
+                Either::Left(x)
+            } else {
+                Either::Right(x)
+            }
+        })
+    }
+
+    /// Maps each item to a left or a right value and collects each side.
+    fn partition_map<A, B, P, L, R>(self, predicate: P) -> (A, B)
+    where
+        A: Default + Send + ParallelExtend<L>,
+        B: Default + Send + ParallelExtend<R>,
+        P: Fn(Self::Item) -> Either<L, R> + Sync + Send,
+        L: Send,
+        R: Send,
+    {
+        kernels::extend_both(self.map(predicate).drive(kernels::Sides))
+    }
+
+    /// The items up to the first `None` that any piece of the loop finds: which items
+    /// before it are kept depends on timing, but they stay in order.
+    fn while_some<T>(self) -> WhileSome<Self>
+    where
+        Self: ParallelIterator<Item = Option<T>>,
+        T: Send,
+    {
+        WhileSome::new(self)
+    }
+
+    /// The items with a clone of `element` between each two.
+    fn intersperse(self, element: Self::Item) -> Intersperse<Self>
+    where
+        Self::Item: Clone,
+    {
+        Intersperse::new(self, element)
+    }
+
+    /// Any `n` of the items, in order.
+    fn take_any(self, n: usize) -> TakeAny<Self> {
+        TakeAny::new(self, n)
+    }
+
+    /// All but any `n` of the items, in order.
+    fn skip_any(self, n: usize) -> SkipAny<Self> {
+        SkipAny::new(self, n)
+    }
+
+    /// Items from anywhere, taken until `predicate` fails for one (after which no piece
+    /// takes more).
+    fn take_any_while<P>(self, predicate: P) -> TakeAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        TakeAnyWhile::new(self, predicate)
+    }
+
+    /// Items from anywhere, skipped until `predicate` fails for one (after which no piece
+    /// skips more).
+    fn skip_any_while<P>(self, predicate: P) -> SkipAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        SkipAnyWhile::new(self, predicate)
+    }
+
+    /// The items as a list of `Vec`s, in order.
+    fn collect_vec_list(self) -> LinkedList<Vec<Self::Item>> {
+        self.drive(kernels::VecList).into_iter().collect()
+    }
+
+    /// Reduces fallible items with `op`; `None` if there are none, and the first failure
+    /// found ends the loop.
+    fn try_reduce_with<T, OP>(self, op: OP) -> Option<Self::Item>
+    where
+        OP: Fn(T, T) -> Self::Item + Sync + Send,
+        Self::Item: Try<Output = T>,
+    {
+        self.drive(kernels::TryReduceWith {
+            op,
+            failed: AtomicBool::new(false),
+            _r: PhantomData,
+        })
+    }
+
+    /// Folds each piece from `identity()` until `fold_op` fails, yielding one result per
+    /// piece.
+    fn try_fold<T, R, ID, F>(self, identity: ID, fold_op: F) -> TryFold<Self, R, ID, F>
+    where
+        F: Fn(T, Self::Item) -> R + Sync + Send,
+        ID: Fn() -> T + Sync + Send,
+        R: Try<Output = T> + Send,
+    {
+        TryFold::new(self, identity, fold_op, PhantomData)
+    }
+
+    /// Folds each piece from a clone of `init` until `fold_op` fails, yielding one result
+    /// per piece.
+    fn try_fold_with<F, T, R>(self, init: T, fold_op: F) -> TryFoldWith<Self, R, F>
+    where
+        F: Fn(T, Self::Item) -> R + Sync + Send,
+        R: Try<Output = T> + Send,
+        T: Clone + Send,
+    {
+        TryFoldWith::new(self, init, fold_op)
+    }
+
+    /// Some item for which `predicate` holds (rayon's deprecated name for `find_any`).
+    #[doc(hidden)]
+    #[deprecated(note = "parallel `find` does not search in order -- use `find_any`, \
+                         `find_first`, or `find_last`")]
+    fn find<P>(self, predicate: P) -> Option<Self::Item>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        self.find_any(predicate)
     }
 
     /// Stops the other pieces soon after a panic (heist always does: at their next block).
@@ -500,119 +608,4 @@ pub trait ParallelIterator: Sized + Send {
     }
 }
 
-/// A parallel iterator whose items have indices (rayon's `IndexedParallelIterator`).
-// rayon's trait has no `is_empty`; the name and shape follow it.
-#[allow(clippy::len_without_is_empty)]
-pub trait IndexedParallelIterator: ParallelIterator {
-    /// The exact number of items.
-    fn len(&self) -> usize;
-
-    /// Hands this iterator's producer to `callback`.
-    fn with_producer<CB: ProducerCallback<Self::Item>>(self, callback: CB) -> CB::Output;
-
-    /// Collects the items into `target`, replacing its contents.
-    fn collect_into_vec(self, target: &mut Vec<Self::Item>) {
-        target.clear();
-        target.par_extend(self);
-    }
-
-    /// Pairs each item with its index.
-    fn enumerate(self) -> Enumerate<Self> {
-        Enumerate::new(self)
-    }
-
-    /// Pairs items with those of `zip_op`, up to the shorter length.
-    fn zip<Z>(self, zip_op: Z) -> Zip<Self, Z::Iter>
-    where
-        Z: IntoParallelIterator,
-        Z::Iter: IndexedParallelIterator,
-    {
-        Zip::new(self, zip_op.into_par_iter())
-    }
-
-    /// The items gathered into `Vec`s of `chunk_size`, the last possibly shorter.
-    ///
-    /// # Panics
-    /// If `chunk_size` is 0.
-    fn chunks(self, chunk_size: usize) -> Chunks<Self> {
-        assert!(chunk_size != 0, "chunks: the size must not be 0");
-        Chunks::new(self, chunk_size)
-    }
-
-    /// The items in reverse order.
-    fn rev(self) -> Rev<Self> {
-        Rev::new(self)
-    }
-
-    /// The first `n` items.
-    fn take(self, n: usize) -> Take<Self> {
-        Take::new(self, n)
-    }
-
-    /// All but the first `n` items.
-    fn skip(self, n: usize) -> Skip<Self> {
-        Skip::new(self, n)
-    }
-
-    /// Every `step`-th item, from the first.
-    ///
-    /// # Panics
-    /// If `step` is 0.
-    fn step_by(self, step: usize) -> StepBy<Self> {
-        assert!(step != 0, "step_by: the step must not be 0");
-        StepBy::new(self, step)
-    }
-
-    /// Never splits into pieces smaller than `min`.
-    fn with_min_len(self, min: usize) -> MinLen<Self> {
-        MinLen::new(self, min)
-    }
-
-    /// Folds at most `max` items between checks for thieves.
-    fn with_max_len(self, max: usize) -> MaxLen<Self> {
-        MaxLen::new(self, max)
-    }
-
-    /// The index of some item for which `predicate` holds; stops early.
-    fn position_any<P>(self, predicate: P) -> Option<usize>
-    where
-        P: Fn(Self::Item) -> bool + Sync + Send,
-    {
-        self.map(predicate)
-            .enumerate()
-            .find_any(|&(_, b)| b)
-            .map(|(i, _)| i)
-    }
-
-    /// The index of the last item for which `predicate` holds.
-    fn position_last<P>(self, predicate: P) -> Option<usize>
-    where
-        P: Fn(Self::Item) -> bool + Sync + Send,
-    {
-        self.map(predicate)
-            .enumerate()
-            .find_last(|&(_, b)| b)
-            .map(|(i, _)| i)
-    }
-
-    /// The indices of the items for which `predicate` holds, in order.
-    fn positions<P>(self, predicate: P) -> impl ParallelIterator<Item = usize>
-    where
-        P: Fn(Self::Item) -> bool + Sync + Send,
-    {
-        self.map(predicate)
-            .enumerate()
-            .filter_map(|(i, b)| b.then_some(i))
-    }
-
-    /// The index of the first item for which `predicate` holds.
-    fn position_first<P>(self, predicate: P) -> Option<usize>
-    where
-        P: Fn(Self::Item) -> bool + Sync + Send,
-    {
-        self.map(predicate)
-            .enumerate()
-            .find_first(|&(_, b)| b)
-            .map(|(i, _)| i)
-    }
-}
+pub use super::indexed_trait::IndexedParallelIterator;

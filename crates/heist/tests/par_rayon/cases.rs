@@ -1,5 +1,5 @@
-// Included by par_rayon.rs into a module that imports either `rayon::prelude::*` or
-// `heist::prelude::*`; nothing else here may name either crate.
+// Included by par_rayon.rs into a module that imports either `rayon::prelude::*` and
+// `rayon::iter::Either` or heist's; nothing else here may name either crate.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -163,6 +163,57 @@ pub fn all() -> Vec<(&'static str, String)> {
     let r: Result<(), u64> = v.par_iter().try_for_each_init(|| 1, |k, &x| { count.fetch_add(*k, Relaxed); if x < 2000 { Ok(()) } else { Err(x) } });
     case!("try_for_each_init", (r, count.load(Relaxed)));
     case!("try_for_each_with", (0..50u32).into_par_iter().try_for_each_with(10u32, |k, x| if x < *k + 40 { Some(()) } else { None }));
+
+    // Adapters and consumers added with the second round.
+    case!("while_some all", (0..1000u32).into_par_iter().map(Some).while_some().collect::<Vec<_>>());
+    case!("while_some stops", (0..1000u32).into_par_iter().map(|x| (x < 600).then_some(x)).while_some().collect::<Vec<_>>().iter().all(|&x| x < 600));
+    let (small, big): (Vec<u64>, Vec<String>) = v.par_iter().partition_map(|&x| if x < 300 { Either::Left(x) } else { Either::Right(x.to_string()) });
+    case!("partition_map", (small, big));
+    let (l, r): (Vec<u32>, std::collections::BTreeSet<u32>) = (0..100u32).into_par_iter().partition_map(|x| if x % 3 == 0 { Either::Left(x) } else { Either::Right(x % 10) });
+    case!("partition_map set", (l, r));
+    case!("intersperse", v.par_iter().copied().take(60).intersperse(7777).collect::<Vec<_>>());
+    case!("intersperse unindexed", (0..2000u32).into_par_iter().filter(|x| x % 7 == 3).intersperse(1).collect::<Vec<_>>());
+    case!("intersperse empty", (0..0u8).into_par_iter().intersperse(1).collect::<Vec<_>>());
+    let any = (0..1000u32).into_par_iter().filter(|x| x % 2 == 0).take_any(17).collect::<Vec<_>>();
+    case!("take_any", (any.len(), any.windows(2).all(|w| w[0] < w[1]), any.iter().all(|x| x % 2 == 0)));
+    let any = (0..1000u32).into_par_iter().filter(|x| x % 2 == 0).skip_any(17).collect::<Vec<_>>();
+    case!("skip_any", (any.len(), any.windows(2).all(|w| w[0] < w[1])));
+    let any = (0..1000u32).into_par_iter().take_any_while(|&x| x < 500).collect::<Vec<_>>();
+    case!("take_any_while", (any.len() <= 500, any.windows(2).all(|w| w[0] < w[1]), any.iter().all(|&x| x < 500)));
+    let any = (0..1000u32).into_par_iter().skip_any_while(|&x| x < 500).collect::<Vec<_>>();
+    case!("skip_any_while", (any.len() >= 500, any.windows(2).all(|w| w[0] < w[1]), (500..1000).all(|x| any.contains(&x))));
+    case!("collect_vec_list", (0..=100u32).into_par_iter().filter(|x| x % 2 == 0).flat_map(|x| 0..x).collect_vec_list().into_iter().flatten().collect::<Vec<_>>());
+    case!("try_reduce_with ok", v.par_iter().map(|&x| Some(x)).try_reduce_with(|a, b| a.checked_add(b)));
+    case!("try_reduce_with err", (0..100i32).into_par_iter().map(|x| if x == 50 { Err("fifty") } else { Ok(x) }).try_reduce_with(|a, b| Ok(a.max(b))));
+    case!("try_reduce_with empty", (0..0u8).into_par_iter().map(Some).try_reduce_with(|a, b| a.checked_add(b)));
+    case!("try_fold", v.par_iter().try_fold(|| 0u64, |a, &x| a.checked_add(x)).try_reduce(|| 0, |a, b| a.checked_add(b)));
+    case!("try_fold err", (0..1000u32).into_par_iter().try_fold(|| 0u32, |a, x| if x == 700 { Err(x) } else { Ok(a + x) }).collect::<Vec<_>>().into_iter().find(|r| r.is_err()));
+    case!("try_fold_with", words.par_iter().try_fold_with(String::new(), |a, w| Some(a + w)).map(|s| s.map(|s| s.len())).try_reduce(|| 0, |a, b| Some(a + b)));
+    case!("zip_eq", v.par_iter().zip_eq((0..10_000u32).into_par_iter().rev()).map(|(a, b)| a * b as u64).collect::<Vec<_>>());
+    let short: Vec<u64> = (0..37).collect();
+    case!("interleave", v.par_iter().copied().take(100).interleave(short.par_iter().copied()).collect::<Vec<_>>());
+    case!("interleave other longer", short.par_iter().copied().interleave(v.par_iter().copied().take(100)).collect::<Vec<_>>());
+    case!("interleave rev", v.par_iter().copied().take(10).interleave(short.par_iter().copied()).rev().collect::<Vec<_>>());
+    case!("interleave_shortest", v.par_iter().copied().take(100).interleave_shortest(short.par_iter().copied()).collect::<Vec<_>>());
+    case!("interleave_shortest other longer", short.par_iter().copied().interleave_shortest(v.par_iter().copied().take(100)).collect::<Vec<_>>());
+    case!("interleave_shortest equal", short.par_iter().interleave_shortest(short.par_iter()).count());
+    case!("fold_chunks", v.par_iter().fold_chunks(7, || 0u64, |a, &x| a * 3 + x).collect::<Vec<_>>());
+    case!("fold_chunks_with", words.par_iter().fold_chunks_with(11, String::from("|"), |a, w| a + w).collect::<Vec<_>>()[..5].to_vec());
+    let w2: Vec<u64> = v.iter().map(|x| x + (x == &v[5000]) as u64).collect();
+    case!("cmp", (v.par_iter().cmp(&v), v.par_iter().cmp(&w2), w2.par_iter().cmp(&v), v.par_iter().cmp(&v[..9999]), v[..10].par_iter().cmp(&v)));
+    let f: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+    let mut g = f.clone();
+    g[77] = f64::NAN;
+    case!("partial_cmp", (f.par_iter().partial_cmp(&f), f.par_iter().partial_cmp(&g), f[..50].par_iter().partial_cmp(&g)));
+    case!("eq ne", (v.par_iter().eq(&v), v.par_iter().eq(&w2), v.par_iter().ne(&w2), v.par_iter().eq(&v[1..]), f.par_iter().eq(&g)));
+    case!("lt le gt ge", (v.par_iter().lt(&w2), v.par_iter().le(&v), v.par_iter().gt(&w2), w2.par_iter().ge(&v), v[..5].par_iter().lt(&v)));
+    let (mut a, mut b) = (vec![9u64; 3], vec![String::new()]);
+    pairs.par_iter().map(|&(x, i)| (x, i.to_string())).unzip_into_vecs(&mut a, &mut b);
+    case!("unzip_into_vecs", (a, b));
+    case!("by_exponential_blocks", (0..10_000u32).into_par_iter().by_exponential_blocks().find_first(|&e| e == 4_999));
+    case!("by_uniform_blocks", (0u32..100_000).into_par_iter().by_uniform_blocks(7000).fold(Vec::new, |mut v, e| { v.push(e); v }).reduce(Vec::new, |mut a, mut b| { a.append(&mut b); a }) == (0..100_000).collect::<Vec<u32>>());
+    case!("find_last", pairs.par_iter().find_last(|p| p.0 == 777));
+    case!("min_by_key ties", pairs.par_iter().min_by_key(|p| p.0 / 100));
 
     // Sorts.
     let mut s1 = v.clone();
