@@ -256,6 +256,28 @@ fn chunks_and_windows() {
             &exact,
             <[u8]>::to_vec,
         );
+        let rchunks: Vec<Vec<u8>> = v.rchunks(size).map(<[u8]>::to_vec).collect();
+        check("rchunks", || v.par_rchunks(size), &rchunks, <[u8]>::to_vec);
+        let rexact: Vec<Vec<u8>> = v.rchunks_exact(size).map(<[u8]>::to_vec).collect();
+        check(
+            "rchunks_exact",
+            || v.par_rchunks_exact(size),
+            &rexact,
+            <[u8]>::to_vec,
+        );
+        let mut m = v.clone();
+        for at in 0..=rchunks.len() {
+            m.par_rchunks_mut(size).with_producer(Check {
+                at,
+                expected: &rchunks,
+                view: |c: &mut [u8]| c.to_vec(),
+            });
+            m.par_rchunks_exact_mut(size).with_producer(Check {
+                at: at.min(rexact.len()),
+                expected: &rexact,
+                view: |c: &mut [u8]| c.to_vec(),
+            });
+        }
         let windows: Vec<Vec<u8>> = v.windows(size).map(<[u8]>::to_vec).collect();
         check("windows", || v.par_windows(size), &windows, <[u8]>::to_vec);
         let mut m = v.clone();

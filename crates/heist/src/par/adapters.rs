@@ -91,6 +91,11 @@ where
     combine_and_done!();
 }
 
+/// `inner` seen through a map by `f`.
+pub(crate) fn mapped<K, F>(inner: K, f: F) -> MapKernel<K, FnOp<F>> {
+    MapKernel { inner, op: FnOp(f) }
+}
+
 /// A producer seen through a map.
 pub(crate) struct MapProducer<'a, P, Op> {
     base: P,

@@ -28,8 +28,10 @@ mod kernels;
 mod maps;
 mod more_sources;
 mod per_piece;
+mod slice_split;
 mod slices;
 mod sources;
+mod str_split;
 mod strings;
 mod traits;
 mod try_op;
@@ -72,13 +74,18 @@ pub mod iter {
 /// Parallel views of slices.
 pub mod slice {
     pub use super::slices::{
-        Chunks, ChunksExact, ChunksExactMut, ChunksMut, ParallelSlice, ParallelSliceMut, Windows,
+        ChunkBy, ChunkByMut, Chunks, ChunksExact, ChunksExactMut, ChunksMut, ParallelSlice,
+        ParallelSliceMut, RChunks, RChunksExact, RChunksExactMut, RChunksMut, Split,
+        SplitInclusive, SplitInclusiveMut, SplitMut, Windows,
     };
 }
 
 /// Parallel views of strings.
 pub mod str {
-    pub use super::strings::{Bytes, Chars, Lines, ParallelString, SplitWhitespace};
+    pub use super::strings::{
+        Bytes, CharIndices, Chars, EncodeUtf16, Lines, MatchIndices, Matches, ParallelString,
+        Pattern, Split, SplitAsciiWhitespace, SplitInclusive, SplitTerminator, SplitWhitespace,
+    };
 }
 
 /// Everything a program using parallel iterators needs: `use heist::prelude::*;` in

@@ -2,6 +2,10 @@
 //! (rayon's `ParallelSlice` and `ParallelSliceMut`).
 
 use super::driver::{on_worker, IndexedProducer, Kernel, Producer};
+use super::into::IntoParallelRefMutIterator;
+pub use super::slice_split::{
+    ChunkBy, ChunkByMut, Split, SplitInclusive, SplitInclusiveMut, SplitMut,
+};
 use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 use crate::worker::Worker;
 use std::cmp::Ordering;
@@ -50,6 +54,59 @@ pub trait ParallelSlice<T: Sync> {
             size: window_size,
         }
     }
+
+    /// Chunks of `chunk_size` items from the end, the last (the slice's first items)
+    /// possibly shorter.
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    fn par_rchunks(&self, chunk_size: usize) -> RChunks<'_, T> {
+        assert!(chunk_size != 0, "chunk_size must not be zero");
+        RChunks {
+            slice: self.as_parallel_slice(),
+            size: chunk_size,
+        }
+    }
+
+    /// Chunks of exactly `chunk_size` items from the end; the first items that fill no
+    /// chunk are left out (see [`RChunksExact::remainder`]).
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    fn par_rchunks_exact(&self, chunk_size: usize) -> RChunksExact<'_, T> {
+        assert!(chunk_size != 0, "chunk_size must not be zero");
+        let s = self.as_parallel_slice();
+        let (rem, slice) = s.split_at(s.len() % chunk_size);
+        RChunksExact {
+            slice,
+            rem,
+            size: chunk_size,
+        }
+    }
+
+    /// The parts between items for which `separator` holds (as `slice::split`).
+    fn par_split<P>(&self, separator: P) -> Split<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        Split::new(self.as_parallel_slice(), separator)
+    }
+
+    /// The parts, each with the separator that ends it (as `slice::split_inclusive`).
+    fn par_split_inclusive<P>(&self, separator: P) -> SplitInclusive<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        SplitInclusive::new(self.as_parallel_slice(), separator)
+    }
+
+    /// Runs of items where `pred` holds for each two neighbours (as `slice::chunk_by`).
+    fn par_chunk_by<F>(&self, pred: F) -> ChunkBy<'_, T, F>
+    where
+        F: Fn(&T, &T) -> bool + Send + Sync,
+    {
+        ChunkBy::new(self.as_parallel_slice(), pred)
+    }
 }
 
 impl<T: Sync> ParallelSlice<T> for [T] {
@@ -89,6 +146,75 @@ pub trait ParallelSliceMut<T: Send> {
             rem,
             size: chunk_size,
         }
+    }
+
+    /// Mutable chunks of `chunk_size` items from the end, the last possibly shorter.
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    fn par_rchunks_mut(&mut self, chunk_size: usize) -> RChunksMut<'_, T> {
+        assert!(chunk_size != 0, "chunk_size must not be zero");
+        RChunksMut {
+            slice: self.as_parallel_slice_mut(),
+            size: chunk_size,
+        }
+    }
+
+    /// Mutable chunks of exactly `chunk_size` items from the end; the first items that
+    /// fill no chunk are left out.
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    fn par_rchunks_exact_mut(&mut self, chunk_size: usize) -> RChunksExactMut<'_, T> {
+        assert!(chunk_size != 0, "chunk_size must not be zero");
+        let s = self.as_parallel_slice_mut();
+        let (rem, slice) = s.split_at_mut(s.len() % chunk_size);
+        RChunksExactMut {
+            slice,
+            rem,
+            size: chunk_size,
+        }
+    }
+
+    /// The mutable parts between items for which `separator` holds.
+    fn par_split_mut<P>(&mut self, separator: P) -> SplitMut<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        SplitMut::new(self.as_parallel_slice_mut(), separator)
+    }
+
+    /// The mutable parts, each with the separator that ends it.
+    fn par_split_inclusive_mut<P>(&mut self, separator: P) -> SplitInclusiveMut<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        SplitInclusiveMut::new(self.as_parallel_slice_mut(), separator)
+    }
+
+    /// Mutable runs of items where `pred` holds for each two neighbours.
+    fn par_chunk_by_mut<F>(&mut self, pred: F) -> ChunkByMut<'_, T, F>
+    where
+        F: Fn(&T, &T) -> bool + Send + Sync,
+    {
+        ChunkByMut::new(self.as_parallel_slice_mut(), pred)
+    }
+
+    /// Sorts stably by a key that is computed once per item (in parallel), as
+    /// `slice::sort_by_cached_key`.
+    fn par_sort_by_cached_key<K, F>(&mut self, f: F)
+    where
+        F: Fn(&T) -> K + Sync,
+        K: Ord + Send,
+    {
+        let v = self.as_parallel_slice_mut();
+        let mut keys: Vec<(K, usize)> = v
+            .par_iter_mut()
+            .enumerate()
+            .map(|(i, x)| (f(x), i))
+            .collect();
+        keys.par_sort_unstable();
+        permute(v, &mut keys);
     }
 
     /// Sorts stably.
@@ -153,6 +279,19 @@ pub trait ParallelSliceMut<T: Send> {
 impl<T: Send> ParallelSliceMut<T> for [T] {
     fn as_parallel_slice_mut(&mut self) -> &mut [T] {
         self
+    }
+}
+
+/// Moves `v[keys[i].1]` to place `i`, following each cycle of the permutation (what
+/// `slice::sort_by_cached_key` does after sorting its keys).
+fn permute<T, K>(v: &mut [T], keys: &mut [(K, usize)]) {
+    for i in 0..v.len() {
+        let mut from = keys[i].1;
+        while from < i {
+            from = keys[from].1;
+        }
+        keys[i].1 = from;
+        v.swap(i, from);
     }
 }
 
@@ -332,6 +471,29 @@ chunk_source!(
     iter = windows -> std::slice::Windows<'a, T>
 );
 
+chunk_source!(
+    /// Chunks of a slice from its end (see [`ParallelSlice::par_rchunks`]).
+    RChunks, RChunksProducer, [], Sync, &'a [T],
+    len = |s, n| s.len().div_ceil(n),
+    split = |x, i, sz| {
+        let (l, r) = x.split_at(x.len().saturating_sub(i * sz));
+        (r, l)
+    },
+    iter = rchunks -> std::slice::RChunks<'a, T>
+);
+
+chunk_source!(
+    /// Mutable chunks of a slice from its end (see [`ParallelSliceMut::par_rchunks_mut`]).
+    RChunksMut, RChunksMutProducer, [mut], Send, &'a mut [T],
+    len = |s, n| s.len().div_ceil(n),
+    split = |x, i, sz| {
+        let k = x.len().saturating_sub(i * sz);
+        let (l, r) = x.split_at_mut(k);
+        (r, l)
+    },
+    iter = rchunks_mut -> std::slice::RChunksMut<'a, T>
+);
+
 /// Defines an exact-chunks source over the part of the slice that chunks cover.
 macro_rules! exact_source {
     ($(#[$doc:meta])* $name:ident, $inner:ident, [$($mutb:tt)*], $bound:ident, $item:ty) => {
@@ -365,6 +527,36 @@ exact_source!(
     /// Mutable chunks of exactly one size (see [`ParallelSliceMut::par_chunks_exact_mut`]).
     ChunksExactMut, ChunksMut, [mut], Send, &'a mut [T]
 );
+
+exact_source!(
+    /// Chunks of exactly one size from the end (see [`ParallelSlice::par_rchunks_exact`]).
+    RChunksExact, RChunks, [], Sync, &'a [T]
+);
+
+exact_source!(
+    /// Mutable chunks of exactly one size from the end (see
+    /// [`ParallelSliceMut::par_rchunks_exact_mut`]).
+    RChunksExactMut, RChunksMut, [mut], Send, &'a mut [T]
+);
+
+impl<'a, T> RChunksExact<'a, T> {
+    /// The first items, that fill no chunk.
+    pub fn remainder(&self) -> &'a [T] {
+        self.rem
+    }
+}
+
+impl<'a, T> RChunksExactMut<'a, T> {
+    /// The first items, that fill no chunk.
+    pub fn into_remainder(self) -> &'a mut [T] {
+        self.rem
+    }
+
+    /// The first items, that fill no chunk.
+    pub fn take_remainder(&mut self) -> &'a mut [T] {
+        std::mem::take(&mut self.rem)
+    }
+}
 
 impl<'a, T> ChunksExact<'a, T> {
     /// The items after the last whole chunk.

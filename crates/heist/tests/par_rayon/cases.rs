@@ -215,6 +215,46 @@ pub fn all() -> Vec<(&'static str, String)> {
     case!("find_last", pairs.par_iter().find_last(|p| p.0 == 777));
     case!("min_by_key ties", pairs.par_iter().min_by_key(|p| p.0 / 100));
 
+    // Strings and slices cut where their items say.
+    case!("par_char_indices", text.par_char_indices().filter(|(_, c)| !c.is_ascii()).collect::<Vec<_>>());
+    case!("par_encode_utf16", text.par_encode_utf16().map(u64::from).sum::<u64>());
+    case!("par_split_ascii_whitespace", text.par_split_ascii_whitespace().collect::<Vec<_>>());
+    let csv = "a,b,,c,dö,,,e,".repeat(40);
+    case!("str par_split", csv.par_split(',').collect::<Vec<_>>());
+    case!("str par_split chars", text.par_split(['o', 'ö']).collect::<Vec<_>>());
+    case!("str par_split fn", text.par_split(|c: char| c.is_whitespace()).collect::<Vec<_>>());
+    case!("str par_split empty", "".par_split(',').collect::<Vec<_>>());
+    case!("str par_split_inclusive", csv.par_split_inclusive(',').collect::<Vec<_>>());
+    case!("str par_split_terminator", csv.par_split_terminator(',').collect::<Vec<_>>());
+    case!("str par_split_terminator slice", text.par_split_terminator(&['\n', 'e'][..]).collect::<Vec<_>>());
+    case!("par_matches", csv.par_matches(&[',', 'ö']).collect::<String>());
+    case!("par_match_indices", text.par_match_indices('o').collect::<Vec<_>>());
+    let bytes: Vec<u8> = csv.bytes().collect();
+    case!("slice par_split", bytes.par_split(|&b| b == b',').map(|p| p.len()).collect::<Vec<_>>());
+    case!("slice par_split_inclusive", bytes.par_split_inclusive(|&b| b == b',').map(|p| p.to_vec()).collect::<Vec<_>>());
+    let mut m = bytes.clone();
+    m.par_split_mut(|&b| b == b',').for_each(|p| p.reverse());
+    case!("slice par_split_mut", m);
+    let mut m = bytes.clone();
+    m.par_split_inclusive_mut(|&b| b == b',').for_each(|p| p.rotate_left(1.min(p.len())));
+    case!("slice par_split_inclusive_mut", m);
+    let runs: Vec<u64> = v.iter().map(|x| x / 300).collect();
+    case!("par_chunk_by", runs.par_chunk_by(|a, b| a == b).map(|c| (c[0], c.len())).collect::<Vec<_>>());
+    let mut m = runs.clone();
+    m.par_chunk_by_mut(|a, b| a <= b).for_each(|c| c.reverse());
+    case!("par_chunk_by_mut", m);
+    case!("par_rchunks", v.par_rchunks(7).map(|c| c[0]).collect::<Vec<_>>());
+    case!("par_rchunks_exact", (v.par_rchunks_exact(7).map(|c| c.iter().sum::<u64>()).collect::<Vec<_>>(), v.par_rchunks_exact(7).remainder().to_vec()));
+    let mut m = v.clone();
+    m.par_rchunks_mut(9).for_each(|c| c[0] = 0);
+    case!("par_rchunks_mut", m);
+    let mut m = v.clone();
+    m.par_rchunks_exact_mut(9).enumerate().for_each(|(i, c)| c[0] = i as u64);
+    case!("par_rchunks_exact_mut", m);
+    let mut s7 = pairs.clone();
+    s7.par_sort_by_cached_key(|p| (p.0 % 17).to_string());
+    case!("par_sort_by_cached_key", s7);
+
     // Sorts.
     let mut s1 = v.clone();
     s1.par_sort();
