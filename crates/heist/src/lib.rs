@@ -132,7 +132,7 @@ pub use compat::{
     ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
 };
 pub use future::{Future, Futures};
-pub use par::{iter, prelude, slice, str};
+pub use par::{iter, prelude, slice, str, tree};
 pub use pool::{global, BuildError, Pool, PoolBuilder, Scheduler, MAX_DEQUE_CAPACITY};
 pub use reduce::ReduceCtx;
 pub use scope::{scope, Scope};

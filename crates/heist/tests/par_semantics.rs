@@ -370,3 +370,38 @@ fn par_bridge_passes_every_item_once() {
         }
     });
 }
+
+#[test]
+fn a_tree_loop_gives_the_sequential_results() {
+    let t: std::sync::Arc<heist::tree::TreeSet<u64>> =
+        std::sync::Arc::new((0..(1 << 16) + 77).map(|i| i * 3).collect());
+    on_every_pool(move |pool| {
+        let expect: Vec<u64> = t.iter().copied().collect();
+        for _ in 0..3 {
+            let got: Vec<u64> = pool.run(|_| t.par_iter().copied().collect());
+            assert_eq!(got, expect);
+            let concat = pool.run(|_| {
+                t.par_iter()
+                    .take_any(usize::MAX)
+                    .map(|x| format!("{x},"))
+                    .reduce(String::new, |a, b| a + &b)
+            });
+            assert_eq!(
+                concat,
+                expect.iter().map(|x| format!("{x},")).collect::<String>()
+            );
+            let found = pool.run(|_| t.par_iter().find_first(|&&x| x % 1000 == 999));
+            assert_eq!(found, expect.iter().find(|&&x| x % 1000 == 999));
+            let heavy: u64 = pool.run(|_| {
+                t.par_iter()
+                    .map(|&x| (0..x % 64).fold(x, |a, i| a.rotate_left(i as u32) ^ i))
+                    .reduce(|| 0, u64::wrapping_add)
+            });
+            let seq: u64 = expect
+                .iter()
+                .map(|&x| (0..x % 64).fold(x, |a, i| a.rotate_left(i as u32) ^ i))
+                .fold(0, u64::wrapping_add);
+            assert_eq!(heavy, seq);
+        }
+    });
+}

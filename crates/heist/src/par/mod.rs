@@ -34,6 +34,8 @@ mod sources;
 mod str_split;
 mod strings;
 mod traits;
+mod tree_set;
+mod tree_stealer;
 mod try_op;
 
 /// Parallel iterators: the traits, the adapter and source types, and the driver's
@@ -86,6 +88,13 @@ pub mod str {
         Bytes, CharIndices, Chars, EncodeUtf16, Lines, MatchIndices, Matches, ParallelString,
         Pattern, Split, SplitAsciiWhitespace, SplitInclusive, SplitTerminator, SplitWhitespace,
     };
+}
+
+/// A balanced tree of heist's own, iterated in parallel by the work-stealing iterators'
+/// tree stealer.
+pub mod tree {
+    pub use super::tree_set::{Iter, TreeSet};
+    pub use super::tree_stealer::ParIter;
 }
 
 /// Everything a program using parallel iterators needs: `use heist::prelude::*;` in
