@@ -37,6 +37,7 @@ pub mod spc;
 pub mod stddev;
 pub mod step;
 pub mod tiny;
+pub mod tree_fold;
 pub mod treerec;
 pub mod treerec_futures;
 pub mod uts;
@@ -82,6 +83,7 @@ pub fn all() -> Vec<&'static dyn Bench> {
         &par_sort::ParSort,
         &hash_fold::HashFold,
         &btree_fold::BTreeFold,
+        &tree_fold::TreeFold,
         &tiny::Tiny { outside: false },
         &tiny::Tiny { outside: true },
         &reduce_fib::ReduceFib,

@@ -84,15 +84,21 @@ impl<T> TreeSet<T> {
     }
 }
 
-/// A subtree of the next `n` items.
+/// A subtree of the next `n` items. Nodes are allocated in the order of their items,
+/// so that an in-order walk reads memory mostly forwards.
 fn build<T>(n: usize, items: &mut impl Iterator<Item = T>) -> Link<T> {
     if n == 0 {
         return None;
     }
     let left = build(n / 2, items);
     let value = items.next().expect("as many items as counted");
-    let right = build(n - n / 2 - 1, items);
-    Some(Box::new(Node { value, left, right }))
+    let mut node = Box::new(Node {
+        value,
+        left,
+        right: None,
+    });
+    node.right = build(n - n / 2 - 1, items);
+    Some(node)
 }
 
 impl<T: Ord> TreeSet<T> {
