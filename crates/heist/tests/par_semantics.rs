@@ -405,3 +405,32 @@ fn a_tree_loop_gives_the_sequential_results() {
         }
     });
 }
+
+#[test]
+fn a_panicking_vec_drain_keeps_the_tail_and_drops_each_item_once() {
+    on_every_pool(|pool| {
+        for at in [0usize, 1, 999] {
+            let dropped = AtomicUsize::new(0);
+            let mut v: Vec<Tracked<'_>> = (0..3000).map(|_| Tracked(&dropped)).collect();
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                pool.run(|_| {
+                    v.par_drain(1000..2000).enumerate().for_each(|(i, t)| {
+                        if i == at {
+                            panic!("item {i}");
+                        }
+                        drop(t);
+                    })
+                })
+            }));
+            assert!(r.is_err(), "the panic reaches the caller");
+            assert_eq!(v.len(), 2000, "the tail closes the gap");
+            assert_eq!(
+                dropped.load(Relaxed),
+                1000,
+                "each drained item dropped once"
+            );
+            drop(v);
+            assert_eq!(dropped.load(Relaxed), 3000);
+        }
+    });
+}

@@ -276,3 +276,44 @@ impl<T> Drop for Run<T> {
         unsafe { ptr::drop_in_place(ptr::slice_from_raw_parts_mut(self.start, self.len)) };
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::prelude::*;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+
+    /// Small enough for Miri: an in-place collect and a drain on two workers, with and
+    /// without a panic, with owned items whose drops Miri checks.
+    #[test]
+    fn in_place_writes_and_drains_on_two_workers() {
+        let pool = crate::Pool::builder().workers(2).build().unwrap();
+        let words: Vec<String> = (0..200).map(|i| i.to_string()).collect();
+        let got: Vec<String> = pool.run(|_| words.par_iter().map(|w| w.clone() + "!").collect());
+        assert!(got.iter().zip(&words).all(|(g, w)| *g == format!("{w}!")));
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            pool.run(|_| {
+                let v: Vec<String> = words
+                    .par_iter()
+                    .map(|w| if w == "150" { panic!("150") } else { w.clone() })
+                    .collect();
+                v
+            })
+        }));
+        assert!(r.is_err());
+        let mut v = words.clone();
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            pool.run(|_| {
+                v.par_drain(50..120).for_each(|w| {
+                    if w == "100" {
+                        panic!("100");
+                    }
+                })
+            })
+        }));
+        assert!(r.is_err());
+        assert!(v
+            .iter()
+            .map(String::as_str)
+            .eq(words[..50].iter().chain(&words[120..]).map(String::as_str)));
+    }
+}

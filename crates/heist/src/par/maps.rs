@@ -9,8 +9,8 @@
 use super::driver::{bridge, Kernel, Producer};
 use super::into::IntoParallelIterator;
 use super::traits::ParallelIterator;
-use std::collections::{btree_map, btree_set, hash_map, hash_set};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{binary_heap, btree_map, btree_set, hash_map, hash_set, linked_list};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList};
 
 /// A parallel iterator over a std collection, walked in place (see the module docs).
 #[derive(Debug, Clone)]
@@ -119,6 +119,8 @@ in_place!([K: Sync, V: Sync, S] HashMap<K, V, S>, hash_map::Iter<'a, K, V>, (&'a
 in_place!([T: Sync, S] HashSet<T, S>, hash_set::Iter<'a, T>, &'a T);
 in_place!([K: Sync, V: Sync] BTreeMap<K, V>, btree_map::Iter<'a, K, V>, (&'a K, &'a V));
 in_place!([T: Sync] BTreeSet<T>, btree_set::Iter<'a, T>, &'a T);
+in_place!([T: Sync] LinkedList<T>, linked_list::Iter<'a, T>, &'a T);
+in_place!([T: Sync] BinaryHeap<T>, binary_heap::Iter<'a, T>, &'a T);
 
 /// Implements `IntoParallelIterator` for an owned std collection (or a mutable borrow):
 /// its items are moved into a `Vec` first, as rayon does, since its iterators cannot be
@@ -139,6 +141,9 @@ via_vec!([K: Send, V: Send, S] HashMap<K, V, S>, (K, V));
 via_vec!([T: Send, S] HashSet<T, S>, T);
 via_vec!([K: Send, V: Send] BTreeMap<K, V>, (K, V));
 via_vec!([T: Send] BTreeSet<T>, T);
+via_vec!([T: Send] LinkedList<T>, T);
+via_vec!([T: Send] BinaryHeap<T>, T);
+via_vec!(['a, T: Send] &'a mut LinkedList<T>, &'a mut T);
 via_vec!(['a, K: Sync, V: Send, S] &'a mut HashMap<K, V, S>, (&'a K, &'a mut V));
 via_vec!(['a, K: Sync, V: Send] &'a mut BTreeMap<K, V>, (&'a K, &'a mut V));
 

@@ -18,6 +18,7 @@ mod chain;
 mod collect;
 mod collect_into;
 mod demand;
+mod drain;
 mod driver;
 mod either;
 mod indexed;
@@ -52,6 +53,7 @@ pub mod iter {
     pub use super::buckets::Buckets;
     pub use super::chain::Chain;
     pub use super::collect::{FromParallelIterator, ParallelExtend};
+    pub use super::drain::{Drain, ParallelDrainFull, ParallelDrainRange};
     pub use super::either::Either;
     pub use super::indexed::{Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip, ZipEq};
     pub use super::interleave::{Interleave, InterleaveShortest, Intersperse};
@@ -102,6 +104,7 @@ pub mod tree {
 pub mod prelude {
     pub use super::bridge::ParallelBridge;
     pub use super::collect::{FromParallelIterator, ParallelExtend};
+    pub use super::drain::{ParallelDrainFull, ParallelDrainRange};
     pub use super::into::{
         IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
     };

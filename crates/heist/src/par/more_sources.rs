@@ -255,3 +255,27 @@ impl<T: Clone> DoubleEndedIterator for RepeatIter<T> {
 }
 
 impl<T: Clone> ExactSizeIterator for RepeatIter<T> {}
+
+impl<T: Send, E> IntoParallelIterator for Result<T, E> {
+    type Iter = OptionIter<T>;
+    type Item = T;
+    fn into_par_iter(self) -> OptionIter<T> {
+        self.ok().into_par_iter()
+    }
+}
+
+impl<'a, T: Sync + 'a, E> IntoParallelIterator for &'a Result<T, E> {
+    type Iter = OptionIter<&'a T>;
+    type Item = &'a T;
+    fn into_par_iter(self) -> OptionIter<&'a T> {
+        self.as_ref().ok().into_par_iter()
+    }
+}
+
+impl<'a, T: Send + 'a, E> IntoParallelIterator for &'a mut Result<T, E> {
+    type Iter = OptionIter<&'a mut T>;
+    type Item = &'a mut T;
+    fn into_par_iter(self) -> OptionIter<&'a mut T> {
+        self.as_mut().ok().into_par_iter()
+    }
+}

@@ -330,6 +330,13 @@ impl<T: Send> IndexedParallelIterator for IntoIter<T> {
 /// Owns the items of a slice: each is moved out by the block iterator or dropped here.
 pub(crate) struct DrainProducer<'a, T>(&'a mut [T]);
 
+impl<'a, T> DrainProducer<'a, T> {
+    /// A producer that owns `items`: the caller hands over their ownership.
+    pub(crate) fn new(items: &'a mut [T]) -> Self {
+        DrainProducer(items)
+    }
+}
+
 // SAFETY: the producer owns its items (moving them, not sharing them), so sending it
 // sends `T`s.
 unsafe impl<T: Send> Send for DrainProducer<'_, T> {}

@@ -255,6 +255,37 @@ pub fn all() -> Vec<(&'static str, String)> {
     s7.par_sort_by_cached_key(|p| (p.0 % 17).to_string());
     case!("par_sort_by_cached_key", s7);
 
+    // Drains and the other std sources.
+    let mut m = words.clone();
+    let drained: Vec<String> = m.par_drain(100..2900).map(|w| w + "!").collect();
+    case!("vec par_drain", (drained, m));
+    let mut m = v.clone();
+    let n = m.par_drain(..).filter(|x| x % 3 == 0).count();
+    case!("vec par_drain all", (n, m.len(), m.capacity() >= 10_000));
+    let mut m = v.clone();
+    drop(m.par_drain(5..=10));
+    case!("vec par_drain dropped", m.len());
+    let mut d: VecDeque<u64> = v.iter().copied().collect();
+    case!("vecdeque par_drain", (d.par_drain(9000..).sum::<u64>(), d.len()));
+    let mut st = text.clone();
+    case!("string par_drain", (st.par_drain(10..40).collect::<String>(), st.len()));
+    let mut hm = (0..100u32).map(|i| (i, i * i)).collect::<HashMap<_, _>>();
+    case!("hashmap par_drain", (hm.par_drain().map(|(_, v)| v as u64).sum::<u64>(), hm.len()));
+    let mut hs: std::collections::HashSet<u64> = v.iter().copied().collect();
+    case!("hashset par_drain", (hs.par_drain().max(), hs.is_empty()));
+    let mut heap: std::collections::BinaryHeap<u64> = v.iter().copied().collect();
+    case!("binaryheap ref", heap.par_iter().sum::<u64>());
+    case!("binaryheap par_drain", (heap.par_drain().min(), heap.len()));
+    let heap: std::collections::BinaryHeap<u64> = v.iter().copied().collect();
+    case!("binaryheap into", heap.into_par_iter().max());
+    let mut list: std::collections::LinkedList<u64> = v.iter().copied().collect();
+    case!("linkedlist ref", list.par_iter().copied().collect::<Vec<u64>>());
+    list.par_iter_mut().for_each(|x| *x += 1);
+    case!("linkedlist mut and into", list.into_par_iter().collect::<Vec<_>>());
+    let ok: Result<u32, String> = Ok(5);
+    let err: Result<u32, String> = Err("no".into());
+    case!("result", (ok.par_iter().count(), err.par_iter().count(), ok.clone().into_par_iter().sum::<u32>()));
+
     // Sorts.
     let mut s1 = v.clone();
     s1.par_sort();
