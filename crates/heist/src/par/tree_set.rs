@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 /// A set of distinct items kept as a perfectly balanced binary search tree, built once
-/// from its items and not changed after (see the [module docs](self)).
+/// from its items and not changed after: no parent pointers, no subtree sizes.
 ///
 /// Its parallel iterator visits the items in order and splits by subtrees, with no
 /// copy into a `Vec` first.
