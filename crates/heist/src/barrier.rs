@@ -14,6 +14,7 @@
 //! is set, else it waits for the next barrier, or for `Pool::drop`.
 
 use crate::pool::{lock, Pool, Registry};
+use crate::sched::Schedule;
 use crate::task::{self, JobRef, Panic};
 use crate::worker::{self, Worker};
 use std::panic::{self, AssertUnwindSafe};
@@ -141,11 +142,10 @@ fn wait(registry: &Arc<Registry>) {
         w.is_none_or(|w| w.detached_depth.get() == 0 || w.detached_running.get() != w.running()),
         "heist: barrier() inside a detached task would wait for that task itself"
     );
-    if registry.scheduler == crate::pool::Scheduler::Relay && crate::relay::at_root(w) {
-        return crate::relay::barrier(registry, w);
-    }
     let d = &registry.detached;
+    let at_root = w.is_none_or(Worker::at_root);
     match w {
+        _ if at_root && registry.sched.barrier_at_root(registry, w) => {}
         // The detached tasks this one runs inside (nested on this worker's stack) cannot
         // finish before it does: waiting for them would never end.
         Some(w) => w.wait_until(|| d.pending.load(Acquire) <= w.detached_depth.get() as usize),

@@ -118,6 +118,7 @@ mod par;
 mod pool;
 mod reduce;
 mod relay;
+mod sched;
 mod scope;
 mod sleep;
 mod stats;

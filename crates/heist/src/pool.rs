@@ -2,8 +2,8 @@
 //! lazily started global pool, and the entry points that hand work to a pool from
 //! outside (DESIGN §1–2).
 
-use crate::lace::deque::Deque;
 use crate::latch::Latch;
+use crate::sched::{Deque, Sched, Schedule};
 use crate::sleep::Sleep;
 use crate::stats::{Counters, WorkerStats};
 use crate::task::{self, JobRef, Panic};
@@ -15,7 +15,7 @@ use std::fmt;
 use std::mem::{self, MaybeUninit};
 use std::panic::{self, AssertUnwindSafe};
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::JoinHandle;
 
@@ -266,8 +266,6 @@ pub(crate) struct WorkerInfo {
     /// Heap jobs this worker spawned (scope tasks); others may take them from the front.
     pub(crate) jobs: Mutex<VecDeque<JobRef>>,
     pub(crate) jobs_len: AtomicUsize,
-    /// Relay: this worker's request and task channels.
-    pub(crate) channels: crate::relay::Channels,
     /// Jobs for this worker alone (`broadcast`); never stolen.
     pub(crate) mail: Mutex<Vec<JobRef>>,
     pub(crate) has_mail: AtomicBool,
@@ -304,7 +302,7 @@ impl Seat {
 /// The state a pool's workers share.
 pub(crate) struct Registry {
     pub(crate) infos: Box<[WorkerInfo]>,
-    pub(crate) scheduler: Scheduler,
+    pub(crate) sched: Sched,
     pub(crate) sleep: Sleep,
     /// Jobs submitted from outside; `true` marks a root of `Pool::run`.
     injector: Mutex<VecDeque<(JobRef, bool)>>,
@@ -315,11 +313,6 @@ pub(crate) struct Registry {
     pub(crate) in_flight: AtomicUsize,
     pub(crate) terminate: AtomicBool,
     pub(crate) detached: crate::barrier::Detached,
-    pub(crate) barriers: crate::relay::Barriers,
-    /// Relay: bumped when a barrier is answered, a job comes from outside, or a worker's
-    /// job list stops being empty. A worker that began backing off before the last bump
-    /// may ask at once.
-    pub(crate) news: AtomicU64,
     pub(crate) teams: crate::team::Teams,
 }
 
@@ -335,7 +328,6 @@ impl Registry {
                 counters: Counters::default(),
                 jobs: Mutex::new(VecDeque::new()),
                 jobs_len: AtomicUsize::new(0),
-                channels: crate::relay::Channels::new(workers),
                 mail: Mutex::new(Vec::new()),
                 has_mail: AtomicBool::new(false),
                 seat: Seat::new(),
@@ -343,7 +335,7 @@ impl Registry {
             .collect();
         Registry {
             infos,
-            scheduler,
+            sched: Sched::new(scheduler, workers),
             sleep: Sleep::new(workers),
             injector: Mutex::new(VecDeque::new()),
             injected: AtomicUsize::new(0),
@@ -351,8 +343,6 @@ impl Registry {
             in_flight: AtomicUsize::new(0),
             terminate: AtomicBool::new(false),
             detached: Default::default(),
-            barriers: Default::default(),
-            news: AtomicU64::new(0),
             teams: crate::team::Teams::new(workers),
         }
     }
@@ -362,24 +352,14 @@ impl Registry {
     }
 
     /// Queues a job from outside the pool (a root of `Pool::run` if `root`) and wakes a
-    /// worker for it (under relay, the manager, which alone takes such jobs).
+    /// worker that takes it.
     pub(crate) fn inject(&self, job: JobRef, root: bool) {
         let mut q = lock(&self.injector);
         q.push_back((job, root));
         self.roots.fetch_add(usize::from(root), SeqCst);
         self.injected.store(q.len(), SeqCst);
         drop(q);
-        match self.scheduler {
-            Scheduler::Lace if root => self.sleep.wake_for_root(),
-            Scheduler::Lace => self.sleep.wake_one(),
-            Scheduler::Relay => {
-                // Work from outside: workers backing off should ask for it at once.
-                self.news.fetch_add(1, Relaxed);
-                let m = crate::relay::MANAGER as usize;
-                self.infos[m].deque.raise_flag();
-                self.sleep.wake(m);
-            }
-        }
+        self.sched.injected(self, root);
     }
 
     /// Whether a job submitted from outside waits, counting roots only if `roots`.
@@ -574,7 +554,7 @@ impl Pool {
 
     /// The scheduler this pool runs.
     pub fn scheduler(&self) -> Scheduler {
-        self.registry.scheduler
+        self.registry.sched.kind()
     }
 
     /// Runs `f` on a worker of this pool and returns its result to the calling thread.

@@ -15,17 +15,13 @@
 //! load either.
 
 use crate::stats::{stat, Counters};
-use crate::sync::{AtomicBool, AtomicPtr, AtomicU64};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Padded};
 use crate::task::Slot;
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::mem::{self, offset_of};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
-
-/// Keeps a field on its own cache lines (two, for adjacent-line prefetch).
-#[repr(align(128))]
-pub(crate) struct Padded<T>(pub(crate) T);
 
 fn pack(tail: u32, split: u32) -> u64 {
     u64::from(tail) | (u64::from(split) << 32)
@@ -155,9 +151,6 @@ pub(crate) struct Owner<H: Home> {
     end: *const Slot,
     base: *const Slot,
     o_allstolen: Cell<bool>,
-    /// Relay mode (seed 000): no thief touches the deque; `o_split` is the boundary below
-    /// which the owner has handed tasks out in answer to steal requests.
-    relay: bool,
     dq: NonNull<Deque>,
     counters: NonNull<Counters>,
     _home: PhantomData<H>,
@@ -167,28 +160,34 @@ impl<H: Home> Owner<H> {
     /// # Safety
     /// `dq` and `counters` outlive the `Owner`, only this `Owner` calls the owner
     /// operations on `dq`, and it does so only once it has been placed where `H` says.
-    pub(crate) unsafe fn new(dq: &Deque, counters: &Counters, relay: bool) -> Owner<H> {
+    pub(crate) unsafe fn new(dq: &Deque, counters: &Counters) -> Owner<H> {
         let base = dq.start();
         // `gate_addr` reaches the gate from the owner's address, outside the owner, so it
         // takes up this provenance of the gate: exposed here, for the deque's lifetime.
         let _ = (&dq.gate.0 as *const Gate).expose_provenance();
         // Likewise the slot array's, for `slot_ptr`.
         let _ = base.expose_provenance();
-        // Lace starts all-stolen, so its first push publishes; relay starts open.
-        let limit = if relay { dq.end() } else { base };
-        dq.gate.0.limit.store(limit, Relaxed);
+        // All stolen, with the gate raised: the first push takes the slow path.
+        dq.gate.0.limit.store(base, Relaxed);
         dq.gate.0.floor.store(base, Relaxed);
         Owner {
             head: Cell::new(base),
             o_split: Cell::new(base),
             end: dq.end(),
             base,
-            o_allstolen: Cell::new(!relay),
-            relay,
+            o_allstolen: Cell::new(true),
             dq: NonNull::from(dq),
             counters: NonNull::from(counters),
             _home: PhantomData,
         }
+    }
+
+    /// For an owner whose deque no thief touches (relay: tasks leave only when the owner
+    /// hands them out): nothing is ever published, so a push takes the slow path only
+    /// while the gate is raised. The gate stays raised from `new`, so the first push
+    /// looks at whatever was asked before this owner existed.
+    pub(crate) fn start_private(&self) {
+        self.o_allstolen.set(false);
     }
 
     /// Whether this owner sits where `H` says, so that `gate` finds its deque's gate.
@@ -414,13 +413,17 @@ impl<H: Home> Owner<H> {
     /// Releases the top slot after its thief finished (Lace `pop_stolen`): everything
     /// below it is stolen as well.
     pub(crate) fn pop_stolen(&self) {
-        // SAFETY: the stolen slot is at `head - 1 >= base`.
+        self.pop_handed_out();
+        self.set_allstolen();
+    }
+
+    /// Releases the top slot of a private deque (`start_private`) after the thief it was
+    /// handed out to finished: everything below it was handed out as well.
+    pub(crate) fn pop_handed_out(&self) {
+        // SAFETY: the finished slot is at `head - 1 >= base`.
         let head = unsafe { self.head.get().sub(1) };
         self.head.set(head);
         self.set_split(head);
-        if !self.relay {
-            self.set_allstolen();
-        }
     }
 
     /// The slot at the top of the deque and the number of slots below it, if any.
@@ -443,7 +446,7 @@ impl<H: Home> Owner<H> {
     /// Relay: hands the `k` oldest private tasks out; returns a pointer to the first of
     /// them that reaches all `k` (a `&Slot` would reach the first only).
     pub(crate) fn hand_out(&self, k: u32) -> *const Slot {
-        debug_assert!(self.relay && k >= 1 && k <= self.private_len());
+        debug_assert!(!self.o_allstolen.get() && k >= 1 && k <= self.private_len());
         let first = self.o_split.get();
         // SAFETY: `o_split + k <= head`, inside the slot array.
         self.set_split(unsafe { first.add(k as usize) });

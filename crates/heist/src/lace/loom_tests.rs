@@ -291,7 +291,7 @@ fn run_model<B>(
     // ends with this function (the owner owns nothing, so it is never dropped); it is the
     // only `Owner` of the deque, written in place into its `Place` on this thread alone.
     let owner: &Owner<Place> =
-        unsafe { (*place.owner.get()).write(Owner::new(&place.dq, &counters, false)) };
+        unsafe { (*place.owner.get()).write(Owner::new(&place.dq, &counters)) };
     assert!(owner.is_home());
     let dq = &place.dq;
     let stolen = {

@@ -77,10 +77,10 @@ fn run(senders: u32, hits: &Hits) {
     // SAFETY: the deque and `counters` outlive the owner, which is never dropped (it owns
     // nothing); it is the only owner of the deque, written in place on this thread.
     let owner: &Owner<Place> =
-        unsafe { (*place.owner.get()).write(Owner::new(&place.dq, &counters, true)) };
+        unsafe { (*place.owner.get()).write(Owner::new(&place.dq, &counters)) };
     assert!(owner.is_home());
-    // Senders start once the owner exists: `Owner::new` opens the gate with a plain
-    // store, which would overwrite an earlier raise (see PROTOCOLS.md, "Relay").
+    owner.start_private();
+    // `Owner::new` leaves the gate raised, so the owner's first round polls in any case.
     let handles: Vec<_> = (0..senders)
         .map(|i| {
             let place = place.clone();

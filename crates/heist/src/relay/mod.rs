@@ -28,15 +28,18 @@ mod peer;
 mod request;
 mod termination;
 
-pub(crate) use termination::{at_root, barrier, barrier_pending, Barriers, Termination, MANAGER};
+pub(crate) use termination::{Barriers, Termination, MANAGER};
 
 use crate::lace::deque::{Deque, Home, Owner, Pop};
+use crate::pool::Registry;
+use crate::sched::Schedule;
 use crate::stats::stat;
-use crate::sync::fence;
+use crate::sync::{fence, AtomicU64, Padded};
 use crate::task::{JobRef, Slot};
 use crate::worker::Worker;
 use std::cell::Cell;
 use std::sync::atomic::{Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Steals per adaptive-stealing interval (thesis §5.1.3).
@@ -130,6 +133,174 @@ impl<B: Copy> Channels<B> {
     }
 }
 
+/// The relay scheduler of one pool: each worker's channels and own state, the barrier
+/// numbers, and the news counter that ends back-offs.
+pub(crate) struct Relay {
+    workers: Box<[PerWorker]>,
+    pub(crate) barriers: Barriers,
+    /// Bumped when a barrier is answered, a job comes from outside, or a worker's job
+    /// list stops being empty. A worker that began backing off before the last bump may
+    /// ask at once.
+    pub(crate) news: AtomicU64,
+}
+
+struct PerWorker {
+    channels: Channels,
+    local: Padded<Owned>,
+}
+
+/// A worker's `Local`, touched by that worker's thread alone (see `local`).
+struct Owned(Local);
+
+// SAFETY: `local` is the only way to the `Local` inside, and it reaches element `i` of a
+// pool's `Relay` only through that pool's worker `i`, which exists once (built by
+// `worker::main`) and is neither `Send` nor `Sync`: every reference to the cells in it is
+// made on that worker's thread.
+unsafe impl Sync for Owned {}
+
+impl Relay {
+    pub(crate) fn new(workers: usize) -> Relay {
+        Relay {
+            workers: (0..workers)
+                .map(|_| PerWorker {
+                    channels: Channels::new(workers),
+                    local: Padded(Owned(Local::default())),
+                })
+                .collect(),
+            barriers: Barriers::default(),
+            news: AtomicU64::new(0),
+        }
+    }
+
+    /// Worker `i`'s channels.
+    fn channels(&self, i: usize) -> &Channels {
+        &self.workers[i].channels
+    }
+}
+
+/// The relay scheduler of `w`'s pool.
+fn relay(w: &Worker) -> &Relay {
+    w.sched()
+        .as_relay()
+        .expect("relay code runs on relay workers")
+}
+
+/// `w`'s own relay state.
+pub(crate) fn local(w: &Worker) -> &Local {
+    &relay(w).workers[w.index()].local.0 .0
+}
+
+impl Schedule for Relay {
+    /// No thief touches a relay deque: tasks leave it only when its owner hands them out.
+    fn start(&self, w: &Worker) {
+        w.owner().start_private();
+    }
+
+    fn push_slow(&self, w: &Worker) {
+        poll(w);
+    }
+
+    /// Polls, then pops unless the top task was handed out.
+    fn pop_slow(&self, w: &Worker) -> Pop {
+        poll(w);
+        w.owner().relay_pop()
+    }
+
+    /// Asks the thief first (a request to the last victim), like Lace's leapfrogging,
+    /// handling requests meanwhile.
+    fn await_stolen(&self, w: &Worker, slot: &Slot) {
+        w.wait_for_thief(slot, |thief| steal(w, thief));
+        w.owner().pop_handed_out();
+    }
+
+    fn steal(&self, w: &Worker, victim: Option<usize>) -> bool {
+        match victim {
+            Some(v) => steal(w, v),
+            None => {
+                poll(w);
+                false
+            }
+        }
+    }
+
+    fn poll(&self, w: &Worker) {
+        poll(w);
+    }
+
+    fn take_injected(&self, w: &Worker) -> Option<JobRef> {
+        take_injected(w)
+    }
+
+    /// Thieves get heap jobs by asking; a producer that spawns in a loop answers them
+    /// here, like a push does.
+    fn push_job(&self, w: &Worker, job: JobRef) {
+        let r = w.registry();
+        let queued = r.push_job_quiet(w.index(), job);
+        if w.owner().flag_raised() {
+            poll(w);
+        }
+        // Workers backing off (asleep or not yet) should ask at once when the list fills
+        // again; once per filling, so that spawning in a loop does not write a pool-wide
+        // word per job.
+        if queued == 1 {
+            self.news.fetch_add(1, Relaxed);
+        }
+        r.sleep.wake_one();
+    }
+
+    /// Only the manager takes jobs from outside: workers backing off should ask it for
+    /// the work at once.
+    fn injected(&self, r: &Registry, _root: bool) {
+        self.news.fetch_add(1, Relaxed);
+        let m = MANAGER as usize;
+        r.infos[m].deque.raise_flag();
+        r.sleep.wake(m);
+    }
+
+    /// A thief whose request is out expects an answer within a few forwards: sleeping
+    /// would add a wake-up to every steal.
+    fn stay_awake(&self, w: &Worker) -> bool {
+        awaiting_reply(w)
+    }
+
+    /// A thief in back-off wakes when it may ask again.
+    fn sleep_timeout(&self, w: &Worker, timeout: Option<Duration>) -> Option<Duration> {
+        match (timeout, backoff_left(w)) {
+            (Some(t), Some(b)) => Some(t.min(b)),
+            (t, b) => t.or(b),
+        }
+    }
+
+    /// Work elsewhere is no reason to stay up: it arrives only through this worker's
+    /// channels (or, for the manager, the injector).
+    fn work_visible(&self, w: &Worker) -> bool {
+        let r = w.registry();
+        (takes_injected(w) && r.has_injected(w.may_take_roots()))
+            || self.channels(w.index()).pending()
+    }
+
+    fn barrier_pending(&self) -> bool {
+        self.barriers.pending()
+    }
+
+    /// Termination detection answers a barrier at the root (thesis §4.2).
+    fn barrier_at_root(&self, r: &Arc<Registry>, w: Option<&Worker>) -> bool {
+        termination::barrier(self, r, w);
+        true
+    }
+
+    /// Relay raises the gate for waiting steal requests, which take private tasks first
+    /// (thesis §5.3.2, Fig. 5.13); only a request that finds none asks for a split.
+    fn split_demanded(&self, w: &Worker) -> bool {
+        if w.owner().private_len() == 0 && self.channels(w.index()).pending() {
+            return true;
+        }
+        // Private tasks go first; with nothing waiting, this lowers the gate again.
+        poll(w);
+        false
+    }
+}
+
 /// A worker's own relay state.
 pub(crate) struct Local {
     outstanding: Cell<bool>,
@@ -214,8 +385,8 @@ impl Default for Local {
 
 /// Handles every waiting steal request. Called when the owner's flag is up, in wait
 /// loops, and by `heist::poll`.
-pub(crate) fn poll(w: &Worker) {
-    w.relay.spawned.set(true);
+fn poll(w: &Worker) {
+    local(w).spawned.set(true);
     lower_flag(w.owner());
     let r = w.registry();
     if w.index() as u32 == MANAGER {
@@ -229,12 +400,12 @@ pub(crate) fn poll(w: &Worker) {
 
 /// Whether `w` takes jobs submitted from outside: the manager does; so does a worker whose
 /// task waits for another pool's `run`, which the manager counts busy all along.
-pub(crate) fn takes_injected(w: &Worker) -> bool {
+fn takes_injected(w: &Worker) -> bool {
     w.index() as u32 == MANAGER || (w.running() > 0 && w.may_take_roots())
 }
 
 /// A job submitted from outside, if `w` takes them; the manager is busy from then on.
-pub(crate) fn take_injected(w: &Worker) -> Option<JobRef> {
+fn take_injected(w: &Worker) -> Option<JobRef> {
     if !takes_injected(w) {
         return None;
     }
@@ -246,12 +417,6 @@ pub(crate) fn take_injected(w: &Worker) -> Option<JobRef> {
     // Someone must start asking for the work this job will create.
     r.sleep.wake_one();
     Some(job)
-}
-
-/// Pop's slow path: poll, then pop unless the top task was handed out.
-pub(crate) fn pop_slow(w: &Worker) -> Pop {
-    poll(w);
-    w.owner().relay_pop()
 }
 
 /// Hands the `k` oldest private tasks to `thief` in one message, and wakes it.
@@ -271,7 +436,7 @@ fn give(w: &Worker, thief: u32, k: u32) {
         from: w.index() as u32,
         jobs: std::ptr::null_mut(),
     };
-    r.infos[thief as usize].channels.post_tasks(batch);
+    relay(w).channels(thief as usize).post_tasks(batch);
     r.sleep.wake(thief as usize);
 }
 
@@ -287,16 +452,16 @@ fn give_jobs(w: &Worker, thief: u32, jobs: Vec<JobRef>) {
         from: w.index() as u32,
         jobs: Box::into_raw(Box::new(jobs)),
     };
-    r.infos[thief as usize].channels.post_tasks(batch);
+    relay(w).channels(thief as usize).post_tasks(batch);
     r.sleep.wake(thief as usize);
 }
 
 /// Queues `req` at worker `to`, raises its flag and wakes it if it sleeps.
-pub(crate) fn send(w: &Worker, to: u32, req: Request) {
+fn send(w: &Worker, to: u32, req: Request) {
     let r = w.registry();
-    let info = &r.infos[to as usize];
-    post_and_raise(&info.channels, &info.deque, req);
-    r.sleep.wake(to as usize);
+    let to = to as usize;
+    post_and_raise(relay(w).channels(to), &r.infos[to].deque, req);
+    r.sleep.wake(to);
 }
 
 /// The sender's half of the flag pairing (PROTOCOLS.md, "Relay"): queue the request,
@@ -318,16 +483,16 @@ pub(crate) fn lower_flag<H: Home>(owner: &Owner<H>) {
 
 /// One steal attempt on `victim`: run a batch if one has arrived, otherwise make sure a
 /// request is out (to the last victim first), and handle waiting requests meanwhile.
-pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
+fn steal(w: &Worker, victim: usize) -> bool {
     poll(w);
-    let ch = &w.registry().infos[w.index()].channels;
-    if let Some(batch) = ch.tasks.recv() {
+    let l = local(w);
+    if let Some(batch) = relay(w).channels(w.index()).tasks.recv() {
         stat!(
             w.counters(),
             reply_wait_ns,
-            w.relay.sent_at.get().map_or(0, |t| t.elapsed().as_nanos())
+            l.sent_at.get().map_or(0, |t| t.elapsed().as_nanos())
         );
-        w.relay.answered(batch.from);
+        l.answered(batch.from);
         if batch.jobs.is_null() {
             run_batch(w, batch);
         } else {
@@ -336,10 +501,10 @@ pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
         }
         return true;
     }
-    if !w.relay.outstanding() && may_request(w) {
-        let to = w.relay.last_victim.take().unwrap_or(victim as u32);
+    if !l.outstanding() && may_request(w) {
+        let to = l.last_victim.take().unwrap_or(victim as u32);
         adapt(w);
-        w.relay.sent_at.set(Some(Instant::now()));
+        l.sent_at.set(Some(Instant::now()));
         request::ask(w, to);
     }
     false
@@ -349,39 +514,35 @@ pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
 const AWAIT_REPLY: Duration = Duration::from_millis(1);
 
 /// Whether `w` has a request out that was sent less than `AWAIT_REPLY` ago.
-pub(crate) fn awaiting_reply(w: &Worker) -> bool {
-    let l = &w.relay;
+fn awaiting_reply(w: &Worker) -> bool {
+    let l = local(w);
     l.outstanding.get() && l.sent_at.get().is_some_and(|t| t.elapsed() < AWAIT_REPLY)
 }
 
 /// Whether a new request may go out: there is work in flight somewhere in the pool, and
 /// the back-off after the last unanswered request has passed.
 fn may_request(w: &Worker) -> bool {
-    let r = w.registry();
-    if r.in_flight.load(Relaxed) == 0 && !r.barriers.pending() {
+    if w.registry().in_flight.load(Relaxed) == 0 && !relay(w).barriers.pending() {
         return false;
     }
     backoff_left(w).is_none()
 }
 
 /// How long `w` still has to wait before its next request, if it is backing off.
-pub(crate) fn backoff_left(w: &Worker) -> Option<Duration> {
-    let since = w.relay.returned_at.get()?.elapsed();
-    if w.registry().news.load(Relaxed) != w.relay.backoff_epoch.get() {
+fn backoff_left(w: &Worker) -> Option<Duration> {
+    let l = local(w);
+    let since = l.returned_at.get()?.elapsed();
+    if relay(w).news.load(Relaxed) != l.backoff_epoch.get() {
         return None;
     }
-    w.relay
-        .backoff
-        .get()
-        .checked_sub(since)
-        .filter(|d| !d.is_zero())
+    l.backoff.get().checked_sub(since).filter(|d| !d.is_zero())
 }
 
 /// Adaptive stealing (thesis §5.1.2): every N steals, switch steal-one → steal-half if
 /// each steal brought exactly one task that spawned nothing, and back if steal-half
 /// averaged fewer than two tasks per steal.
 fn adapt(w: &Worker) {
-    let l = &w.relay;
+    let l = local(w);
     if l.steals.get() < ADAPT_INTERVAL {
         return;
     }
@@ -399,7 +560,7 @@ fn adapt(w: &Worker) {
 /// can ask for them.
 fn run_jobs(w: &Worker, jobs: Vec<JobRef>) {
     stat!(w.counters(), tasks_stolen, jobs.len());
-    let l = &w.relay;
+    let l = local(w);
     l.steals.set(l.steals.get() + 1);
     l.executed.set(l.executed.get() + jobs.len() as u32);
     let mut jobs = jobs.into_iter();
@@ -409,7 +570,7 @@ fn run_jobs(w: &Worker, jobs: Vec<JobRef>) {
         r.push_job_quiet(w.index(), j);
     });
     // SAFETY: a job handed over in a batch is executed exactly once, here.
-    w.busy(|| unsafe { first.execute(w) });
+    w.run_taken(|| unsafe { first.execute(w) });
 }
 
 /// Runs a received batch. The batch is split in halves by `join`, so the tasks not yet
@@ -417,10 +578,10 @@ fn run_jobs(w: &Worker, jobs: Vec<JobRef>) {
 /// thesis prepends a stolen list to the thief's deque).
 fn run_batch(w: &Worker, b: Batch) {
     stat!(w.counters(), tasks_stolen, b.count);
-    let l = &w.relay;
+    let l = local(w);
     l.steals.set(l.steals.get() + 1);
     l.executed.set(l.executed.get() + b.count);
-    w.busy(|| run_range(w, Proxy(b.first), b.count, true));
+    w.run_taken(|| run_range(w, Proxy(b.first), b.count, true));
 }
 
 /// Runs `count` handed-out slots from `first`. With `probe`, the first slot is run with
@@ -428,7 +589,7 @@ fn run_batch(w: &Worker, b: Batch) {
 /// spawned work; such a task counts as two more executed for adaptive stealing.
 fn run_range(w: &Worker, first: Proxy, count: u32, probe: bool) {
     if count == 1 {
-        let l = &w.relay;
+        let l = local(w);
         if probe {
             l.spawned.set(false);
             w.registry().infos[w.index()].deque.raise_flag();

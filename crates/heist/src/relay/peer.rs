@@ -9,7 +9,7 @@
 //! implement it with abstract tasks over the same channels, so that they check the
 //! protocol code itself.
 
-use super::{give, give_jobs, send, Barriers, Local, Request, MANAGER};
+use super::{give, give_jobs, local, relay, send, Barriers, Local, Request, MANAGER};
 use crate::stats::Counters;
 use crate::task::JobRef;
 use crate::worker::Worker;
@@ -92,12 +92,12 @@ impl Peer for Worker {
 
     #[inline]
     fn local(&self) -> &Local {
-        &self.relay
+        local(self)
     }
 
     #[inline]
     fn barriers(&self) -> &Barriers {
-        &self.registry().barriers
+        &relay(self).barriers
     }
 
     #[inline]
@@ -107,15 +107,12 @@ impl Peer for Worker {
 
     #[inline]
     fn next_request(&self) -> Option<Request> {
-        self.registry().infos[self.index()].channels.requests.recv()
+        relay(self).channels(self.index()).requests.recv()
     }
 
     #[inline]
     fn requests_waiting(&self) -> bool {
-        !self.registry().infos[self.index()]
-            .channels
-            .requests
-            .is_empty()
+        !relay(self).channels(self.index()).requests.is_empty()
     }
 
     /// Beyond the trait's rule: a task waiting in a barrier counts as idle, and so the
@@ -123,11 +120,11 @@ impl Peer for Worker {
     /// while its thief runs a task, in a poll.
     fn is_idle(&self) -> bool {
         let r = self.registry();
-        self.running() == self.relay.idle_running.get()
+        self.running() == local(self).idle_running.get()
             && self.owner().depth() == 0
             // An answer to our own request may be waiting: for the manager, whose own
             // idleness is looked at rather than registered, this is the only sign of it.
-            && r.infos[self.index()].channels.no_tasks()
+            && relay(self).channels(self.index()).no_tasks()
             && r.jobs_len(self.index()) == 0
             && (self.index() as u32 != MANAGER || !r.has_injected(false))
     }
@@ -168,13 +165,12 @@ impl Peer for Worker {
     }
 
     fn declared(&self) {
-        let r = self.registry();
-        r.news.fetch_add(1, Relaxed);
-        r.sleep.wake_all();
+        relay(self).news.fetch_add(1, Relaxed);
+        self.registry().sleep.wake_all();
     }
 
     #[inline]
     fn news(&self) -> u64 {
-        self.registry().news.load(Relaxed)
+        relay(self).news.load(Relaxed)
     }
 }

@@ -17,14 +17,13 @@
 //! (`loom_termination.rs`) run them; `barrier` is the runtime's entry point.
 
 use super::peer::Peer;
-use super::{Request, Status};
-use crate::pool::{lock, Registry};
-use crate::sync::AtomicU64;
+use super::{local, Relay, Request, Status};
+use crate::pool::Registry;
+use crate::sync::{lock, AtomicU64};
 use crate::worker::Worker;
 use std::cell::{Cell, RefCell};
-use std::panic;
 use std::sync::atomic::{Ordering::Acquire, Ordering::Release, Ordering::SeqCst};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Condvar, Mutex};
 
 /// The manager's worker index.
 pub(crate) const MANAGER: u32 = 0;
@@ -136,11 +135,6 @@ pub(crate) fn reactivated<P: Peer>(p: &P, req: Request) {
     }
 }
 
-/// Whether some barrier waits for an answer (a hint: idle workers keep stealing).
-pub(crate) fn barrier_pending(r: &Registry) -> bool {
-    r.barriers.pending()
-}
-
 /// Manager: declares termination for every barrier asked so far, if all are idle.
 pub(crate) fn check<P: Peer>(p: &P) {
     if p.me() != MANAGER {
@@ -192,20 +186,12 @@ pub(crate) fn leave<P: Peer>(p: &P) {
     }
 }
 
-/// Whether a barrier called on `w` (`None`: outside the pool) can wait for termination.
-/// Termination needs every worker idle, and a task counts as idle only while it waits
-/// in the barrier; a task that another one waits for (a join branch, a scope or future
-/// task, a task nested in a wait) would keep that other one busy forever. So, as the
-/// thesis allows barriers in the root task only (§4.2): the root of `Pool::run` at the
-/// bottom of its worker with none of its own tasks out, or a thread outside the pool.
-pub(crate) fn at_root(w: Option<&Worker>) -> bool {
-    w.is_none_or(|w| w.running() == 1 && w.root_running.get() == 1 && w.owner().depth() == 0)
-}
-
-/// The relay barrier, called by `w` (see `at_root`): waits until the manager detects
-/// termination for it.
-pub(crate) fn barrier(r: &Arc<Registry>, w: Option<&Worker>) {
-    let b = &r.barriers;
+/// The relay barrier, called by `w` (`None`: outside the pool) at the root (see
+/// `Worker::at_root`): waits until the manager detects termination for it. Termination
+/// needs every worker idle, and a task counts as idle only while it waits in the
+/// barrier, which is why the thesis allows barriers in the root task only (§4.2).
+pub(crate) fn barrier(relay: &Relay, r: &Registry, w: Option<&Worker>) {
+    let b = &relay.barriers;
     let mine = b.ask();
     r.infos[MANAGER as usize].deque.raise_flag();
     // Sleepers must take part: their requests are how the manager learns they are idle.
@@ -214,15 +200,13 @@ pub(crate) fn barrier(r: &Arc<Registry>, w: Option<&Worker>) {
         Some(w) => wait_on_worker(w, mine),
         None => b.wait(mine),
     }
-    if let Some(p) = crate::barrier::take_panic(r) {
-        panic::resume_unwind(p);
-    }
 }
 
 fn wait_on_worker(w: &Worker, mine: u64) {
     // The task waiting here counts as idle, or the barrier could never complete.
-    let outer = w.relay.idle_running.replace(w.running());
+    let l = local(w);
+    let outer = l.idle_running.replace(w.running());
     w.wait_until(|| reached(w, mine));
-    w.relay.idle_running.set(outer);
+    l.idle_running.set(outer);
     leave(w);
 }
