@@ -13,8 +13,9 @@
 //! A detached task's panic is never lost: it goes to the builder's panic handler if one
 //! is set, else it waits for the next barrier, or for `Pool::drop`.
 
-use crate::pool::{lock, Pool, Registry};
+use crate::registry::Registry;
 use crate::sched::Schedule;
+use crate::sync::lock;
 use crate::task::{self, JobRef, Panic};
 use crate::worker::{self, Worker};
 use std::panic::{self, AssertUnwindSafe};
@@ -133,7 +134,7 @@ pub(crate) fn take_panic(registry: &Registry) -> Option<Panic> {
     lock(&registry.detached.panic).take()
 }
 
-fn wait(registry: &Arc<Registry>) {
+pub(crate) fn wait(registry: &Arc<Registry>) {
     // SAFETY: `current_in` returns this thread's live worker, which outlives this call.
     let w = worker::current_in(registry).map(|w| unsafe { &*w });
     // Only the task itself (or a branch it runs inline) is caught here: a barrier in a
@@ -158,49 +159,6 @@ fn wait(registry: &Arc<Registry>) {
     }
     if let Some(p) = take_panic(registry) {
         panic::resume_unwind(p);
-    }
-}
-
-impl Pool {
-    /// Spawns a `'static` task with no handle; [`Pool::barrier`] waits for it.
-    ///
-    /// A panic in the task is never lost. It goes to the panic handler if the pool was
-    /// built with [`PoolBuilder::panic_handler`](crate::PoolBuilder::panic_handler).
-    /// Otherwise the first such panic is re-raised by the next [`Pool::barrier`], or, if
-    /// no barrier runs before the pool is dropped, by `Pool::drop`; later ones before that
-    /// barrier are dropped. If the pool's last handle is dropped inside one of its own
-    /// tasks, nobody is left to re-raise it, and the process aborts with a message.
-    ///
-    /// ```
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    /// use std::sync::Arc;
-    /// let pool = heist::Pool::builder().workers(2).build().unwrap();
-    /// let n = Arc::new(AtomicUsize::new(0));
-    /// for _ in 0..10 {
-    ///     let n = Arc::clone(&n);
-    ///     pool.spawn_detached(move |_| {
-    ///         n.fetch_add(1, Ordering::Relaxed);
-    ///     });
-    /// }
-    /// pool.barrier();
-    /// assert_eq!(n.load(Ordering::Relaxed), 10);
-    /// ```
-    pub fn spawn_detached<F: FnOnce(&Worker) + Send + 'static>(&self, f: F) {
-        spawn(self.registry(), f);
-    }
-
-    /// Waits until every detached task spawned so far, and every detached task those
-    /// spawned, has finished; then re-raises the first panic among them, if any.
-    ///
-    /// Called from a worker of this pool, the worker keeps running tasks while it waits.
-    /// Called inside a task, it does not wait for a detached task that its worker was
-    /// running when it took this task up while waiting, since that one cannot finish
-    /// before the barrier returns. It must not be called inside a detached task (or its
-    /// join branches and scope tasks), which it would wait for: on the task's own worker
-    /// that panics, elsewhere it hangs. Call it from outside the pool or at the root of
-    /// [`Pool::run`] to wait for every detached task.
-    pub fn barrier(&self) {
-        wait(self.registry());
     }
 }
 

@@ -117,6 +117,7 @@ mod loom_sleep;
 mod par;
 mod pool;
 mod reduce;
+mod registry;
 mod relay;
 mod sched;
 mod scope;

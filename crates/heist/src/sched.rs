@@ -11,10 +11,11 @@
 //! the match is one predictable branch, and the owner's fast path never reaches it.
 
 use crate::lace::Lace;
-use crate::pool::{Registry, Scheduler};
+use crate::pool::Scheduler;
+use crate::registry::Registry;
 use crate::relay::Relay;
-use crate::task::{JobRef, Slot};
-use crate::worker::Worker;
+use crate::task::Slot;
+use crate::worker::{Job, Worker};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,10 +45,10 @@ pub(crate) trait Schedule {
     fn poll(&self, w: &Worker);
 
     /// A job submitted from outside the pool that `w` may run now.
-    fn take_injected(&self, w: &Worker) -> Option<JobRef>;
+    fn take_injected(&self, w: &Worker) -> Option<Job>;
 
     /// Queues a heap job that `w` spawned (a scope task, a detached task).
-    fn push_job(&self, w: &Worker, job: JobRef);
+    fn push_job(&self, w: &Worker, job: Job);
 
     /// A job was queued from outside the pool: wake whoever takes it.
     fn injected(&self, r: &Registry, root: bool);
@@ -148,12 +149,12 @@ impl Schedule for Sched {
     }
 
     #[inline]
-    fn take_injected(&self, w: &Worker) -> Option<JobRef> {
+    fn take_injected(&self, w: &Worker) -> Option<Job> {
         dispatch!(self, s => s.take_injected(w))
     }
 
     #[inline]
-    fn push_job(&self, w: &Worker, job: JobRef) {
+    fn push_job(&self, w: &Worker, job: Job) {
         dispatch!(self, s => s.push_job(w, job))
     }
 

@@ -4,7 +4,7 @@
 //! differ, the worker asks the seam (`sched.rs`).
 
 use crate::latch::Latch;
-use crate::pool::{Registry, WorkerInfo};
+use crate::registry::{Registry, WorkerInfo};
 use crate::sched::{Deque, Home, Owner, Pop, Sched, Schedule};
 use crate::sleep::{SPIN_ROUNDS, YIELD_ROUNDS};
 use crate::stats::{stat, Stopwatch};
@@ -17,6 +17,9 @@ use std::ptr;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// A heap job, run by a worker.
+pub(crate) type Job = JobRef<Worker>;
 
 thread_local! {
     static CURRENT: Cell<*const Worker> = const { Cell::new(ptr::null()) };
@@ -283,7 +286,7 @@ impl Worker {
         };
         // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and
         // `fits::<B, RB>()` holds.
-        unsafe { slot.put::<B, RB>(b) };
+        unsafe { slot.put::<Worker, B, RB>(b) };
         self.owner.advance(slot);
         self.run_and_sync::<A, B, RA, RB>(a, slot)
     }
@@ -340,7 +343,7 @@ impl Worker {
         };
         // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and the
         // caller checked `fits::<B, RB>()`.
-        unsafe { slot.put::<B, RB>(b) };
+        unsafe { slot.put::<Worker, B, RB>(b) };
         self.owner.advance(slot);
         Ok(slot)
     }
@@ -358,7 +361,7 @@ impl Worker {
             return Err(b);
         };
         // SAFETY: as in `push_task`.
-        unsafe { slot.put::<B, RB>(b) };
+        unsafe { slot.put::<Worker, B, RB>(b) };
         if self.owner.push() {
             self.push_slow();
         }
@@ -656,7 +659,7 @@ impl Worker {
     }
 
     /// Queues a heap job where this worker will find it first and thieves can take it.
-    pub(crate) fn push_job(&self, job: JobRef) {
+    pub(crate) fn push_job(&self, job: Job) {
         self.sched().push_job(self, job);
     }
 

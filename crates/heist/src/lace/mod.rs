@@ -7,10 +7,10 @@ pub(crate) mod deque;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
-use crate::pool::Registry;
+use crate::registry::Registry;
 use crate::sched::{Pop, Schedule};
-use crate::task::{JobRef, Slot};
-use crate::worker::Worker;
+use crate::task::Slot;
+use crate::worker::{Job, Worker};
 use deque::Steal;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -34,7 +34,7 @@ impl Lace {
             return true;
         }
         if let Some(job) = r.take_job(victim, false) {
-            // SAFETY: every queued `JobRef` is taken exactly once.
+            // SAFETY: every queued `Job` is taken exactly once.
             w.run_taken(|| unsafe { job.execute(w) });
             return true;
         }
@@ -80,11 +80,11 @@ impl Schedule for Lace {
     /// Thieves ask through the gate itself: nothing to answer.
     fn poll(&self, _w: &Worker) {}
 
-    fn take_injected(&self, w: &Worker) -> Option<JobRef> {
+    fn take_injected(&self, w: &Worker) -> Option<Job> {
         w.registry().take_injected(w.may_take_roots())
     }
 
-    fn push_job(&self, w: &Worker, job: JobRef) {
+    fn push_job(&self, w: &Worker, job: Job) {
         w.registry().push_job(w.index(), job);
     }
 

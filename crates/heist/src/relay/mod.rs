@@ -31,12 +31,12 @@ mod termination;
 pub(crate) use termination::{Barriers, Termination, MANAGER};
 
 use crate::lace::deque::{Deque, Home, Owner, Pop};
-use crate::pool::Registry;
+use crate::registry::Registry;
 use crate::sched::Schedule;
 use crate::stats::stat;
 use crate::sync::{fence, AtomicU64, Padded};
-use crate::task::{JobRef, Slot};
-use crate::worker::Worker;
+use crate::task::Slot;
+use crate::worker::{Job, Worker};
 use std::cell::Cell;
 use std::sync::atomic::{Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::Arc;
@@ -80,7 +80,7 @@ pub(crate) struct Batch {
     first: *const Slot,
     count: u32,
     from: u32,
-    jobs: *mut Vec<JobRef>,
+    jobs: *mut Vec<Job>,
 }
 
 // SAFETY: a batch transfers the right to run its slots to the receiving thief; the slots
@@ -227,13 +227,13 @@ impl Schedule for Relay {
         poll(w);
     }
 
-    fn take_injected(&self, w: &Worker) -> Option<JobRef> {
+    fn take_injected(&self, w: &Worker) -> Option<Job> {
         take_injected(w)
     }
 
     /// Thieves get heap jobs by asking; a producer that spawns in a loop answers them
     /// here, like a push does.
-    fn push_job(&self, w: &Worker, job: JobRef) {
+    fn push_job(&self, w: &Worker, job: Job) {
         let r = w.registry();
         let queued = r.push_job_quiet(w.index(), job);
         if w.owner().flag_raised() {
@@ -405,7 +405,7 @@ fn takes_injected(w: &Worker) -> bool {
 }
 
 /// A job submitted from outside, if `w` takes them; the manager is busy from then on.
-fn take_injected(w: &Worker) -> Option<JobRef> {
+fn take_injected(w: &Worker) -> Option<Job> {
     if !takes_injected(w) {
         return None;
     }
@@ -441,7 +441,7 @@ fn give(w: &Worker, thief: u32, k: u32) {
 }
 
 /// Hands heap jobs to `thief` in one message, and wakes it.
-fn give_jobs(w: &Worker, thief: u32, jobs: Vec<JobRef>) {
+fn give_jobs(w: &Worker, thief: u32, jobs: Vec<Job>) {
     let count = jobs.len() as u32;
     stat!(w.counters(), steal_half, count > 1);
     stat!(w.counters(), steal_one, count == 1);
@@ -558,7 +558,7 @@ fn adapt(w: &Worker) {
 
 /// Runs the first of the received jobs and queues the rest here, where further thieves
 /// can ask for them.
-fn run_jobs(w: &Worker, jobs: Vec<JobRef>) {
+fn run_jobs(w: &Worker, jobs: Vec<Job>) {
     stat!(w.counters(), tasks_stolen, jobs.len());
     let l = local(w);
     l.steals.set(l.steals.get() + 1);

@@ -11,8 +11,7 @@
 
 use super::{give, give_jobs, local, relay, send, Barriers, Local, Request, MANAGER};
 use crate::stats::Counters;
-use crate::task::JobRef;
-use crate::worker::Worker;
+use crate::worker::{Job, Worker};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// A worker as the relay protocol sees it.
@@ -74,7 +73,7 @@ pub(crate) trait Peer {
 /// What a worker hands a thief: `k` of its oldest private tasks, or heap jobs.
 pub(crate) enum Gift {
     Slots(u32),
-    Jobs(Vec<JobRef>),
+    Jobs(Vec<Job>),
 }
 
 impl Peer for Worker {

@@ -18,7 +18,7 @@
 
 use super::peer::Peer;
 use super::{local, Relay, Request, Status};
-use crate::pool::Registry;
+use crate::registry::Registry;
 use crate::sync::{lock, AtomicU64};
 use crate::worker::Worker;
 use std::cell::{Cell, RefCell};
