@@ -13,6 +13,7 @@
 //! A detached task's panic is never lost: it goes to the builder's panic handler if one
 //! is set, else it waits for the next barrier, or for `Pool::drop`.
 
+use crate::frame::{BarrierWait, Frame};
 use crate::registry::Registry;
 use crate::sched::Schedule;
 use crate::sync::lock;
@@ -51,11 +52,9 @@ unsafe fn execute<F: FnOnce(&Worker) + Send + 'static>(data: *const (), w: &Work
     // SAFETY: the contract above.
     let job = unsafe { Box::from_raw(data as *mut Job<F>) };
     let Job { f, registry } = *job;
-    w.detached_depth.set(w.detached_depth.get() + 1);
-    let outer = w.detached_running.replace(w.running());
+    let detached = w.frames().enter(Frame::Detached);
     let out = panic::catch_unwind(AssertUnwindSafe(|| f(w)));
-    w.detached_running.set(outer);
-    w.detached_depth.set(w.detached_depth.get() - 1);
+    drop(detached);
     let d = &registry.detached;
     if let Err(p) = out {
         hand_on(d, p);
@@ -137,19 +136,21 @@ pub(crate) fn take_panic(registry: &Registry) -> Option<Panic> {
 pub(crate) fn wait(registry: &Arc<Registry>) {
     // SAFETY: `current_in` returns this thread's live worker, which outlives this call.
     let w = worker::current_in(registry).map(|w| unsafe { &*w });
+    let how = w.map_or(BarrierWait::AtRoot, |w| {
+        w.frames().barrier_wait(w.owner().depth() > 0)
+    });
     // Only the task itself (or a branch it runs inline) is caught here: a barrier in a
     // branch that another worker stole, or in its scope tasks, hangs instead.
     assert!(
-        w.is_none_or(|w| w.detached_depth.get() == 0 || w.detached_running.get() != w.running()),
+        how != BarrierWait::ForItself,
         "heist: barrier() inside a detached task would wait for that task itself"
     );
     let d = &registry.detached;
-    let at_root = w.is_none_or(Worker::at_root);
     match w {
-        _ if at_root && registry.sched.barrier_at_root(registry, w) => {}
+        _ if how == BarrierWait::AtRoot && registry.sched.barrier_at_root(registry, w) => {}
         // The detached tasks this one runs inside (nested on this worker's stack) cannot
         // finish before it does: waiting for them would never end.
-        Some(w) => w.wait_until(|| d.pending.load(Acquire) <= w.detached_depth.get() as usize),
+        Some(w) => w.wait_until(|| d.pending.load(Acquire) <= how.detached_left()),
         None => {
             let mut g = lock(&d.panic);
             while d.pending.load(Acquire) != 0 {

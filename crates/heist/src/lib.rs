@@ -107,6 +107,7 @@
 pub mod affinity;
 mod barrier;
 mod compat;
+mod frame;
 mod future;
 mod lace;
 mod latch;

@@ -1,6 +1,7 @@
 //! The pool: its builder and errors, the lazily started global pool, and the entry points
 //! that hand work to a pool from outside. What its workers share is in `registry.rs`.
 
+use crate::frame::Frame;
 use crate::latch::Latch;
 use crate::stats::WorkerStats;
 use crate::task::{self, JobRef, Panic};
@@ -310,9 +311,9 @@ where
         // is set, and the owner reads `out` only after it. The root is reached through the
         // raw pointer only: the owner may free it as soon as the latch is set.
         let f = unsafe { (*(*root).f.get()).take() }.expect("a root runs once");
-        let outer = w.root_running.replace(w.running());
+        let entered = w.frames().enter(Frame::Root);
         let out = panic::catch_unwind(AssertUnwindSafe(|| f(w)));
-        w.root_running.set(outer);
+        drop(entered);
         // SAFETY: as above.
         unsafe {
             *(*root).out.get() = Some(out);

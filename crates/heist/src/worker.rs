@@ -3,6 +3,7 @@
 //! looking for work, and the idle back-off that ends in sleep. Where the schedulers
 //! differ, the worker asks the seam (`sched.rs`).
 
+use crate::frame::{Frame, Frames};
 use crate::latch::Latch;
 use crate::registry::{Registry, WorkerInfo};
 use crate::sched::{Deque, Home, Owner, Pop, Sched, Schedule};
@@ -35,18 +36,8 @@ pub struct Worker {
     registry: Arc<Registry>,
     owner: Owner<Seated>,
     rng: Cell<u64>,
-    /// The innermost `Worker::futures` scope running on this worker, if any.
-    pub(crate) futures_scope: Cell<*const ()>,
-    /// How many detached tasks this worker is running (nested through waits).
-    pub(crate) detached_depth: Cell<u32>,
-    /// `running` while the innermost detached task on this worker runs, else 0.
-    pub(crate) detached_running: Cell<u32>,
-    /// `running` while the innermost root task of `Pool::run` on this worker runs, else 0.
-    pub(crate) root_running: Cell<u32>,
-    /// The `running` at which this worker may take up roots of `Pool::run`: 0, or that of
-    /// a task waiting for another pool's `run` (which may need a root of ours first).
-    root_level: Cell<u32>,
-    running: Cell<u32>,
+    /// What this worker is inside: the tasks it took up and the waits it sits in.
+    frames: Frames,
     /// Addresses that lie in this worker's thread stack and in no other (`Scope::worker`).
     stack: (usize, usize),
     _not_send: PhantomData<*const ()>,
@@ -84,9 +75,8 @@ pub(crate) fn wait_latch(latch: &Latch) {
     with_current(|w| match w {
         // A worker of another pool: what it waits for may call back into its own pool.
         Some(w) => {
-            let outer = w.root_level.replace(w.running());
+            let _wait = w.frames.enter(Frame::OtherPool);
             w.wait_until(|| latch.probe());
-            w.root_level.set(outer);
         }
         None => latch.wait(),
     })
@@ -125,12 +115,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
             rng: Cell::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
             ),
-            futures_scope: Cell::new(ptr::null()),
-            detached_depth: Cell::new(0),
-            detached_running: Cell::new(0),
-            root_running: Cell::new(0),
-            root_level: Cell::new(0),
-            running: Cell::new(0),
+            frames: Frames::new(),
             stack: stack_bounds().unwrap_or((0, 0)),
             _not_send: PhantomData,
         })
@@ -485,23 +470,21 @@ impl Worker {
     /// workers may borrow. Every task entry catches its panic and hands it on; should one
     /// still unwind, the process aborts here rather than unwind through those frames.
     pub(crate) fn run_taken<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.running.set(self.running.get() + 1);
+        let _task = self.frames.enter(Frame::Task);
         let guard = task::AbortOnUnwind;
         let r = f();
         mem::forget(guard);
-        self.running.set(self.running.get() - 1);
         r
     }
 
-    /// Whether this worker may take up a root of `Pool::run` now: at the bottom of its
-    /// stack, or while a task waits for another pool's `run` (see `Registry::take_injected`).
-    pub(crate) fn may_take_roots(&self) -> bool {
-        self.running() == self.root_level.get()
+    /// What this worker is inside.
+    pub(crate) fn frames(&self) -> &Frames {
+        &self.frames
     }
 
-    /// The number of tasks taken from a queue or a steal that this worker is running.
-    pub(crate) fn running(&self) -> u32 {
-        self.running.get()
+    /// Whether this worker may take up a root of `Pool::run` now (`Frames::may_take_roots`).
+    pub(crate) fn may_take_roots(&self) -> bool {
+        self.frames.may_take_roots()
     }
 
     /// Handles waiting steal requests (relay; a no-op under Lace). See [`crate::poll`].
@@ -661,14 +644,6 @@ impl Worker {
     /// Queues a heap job where this worker will find it first and thieves can take it.
     pub(crate) fn push_job(&self, job: Job) {
         self.sched().push_job(self, job);
-    }
-
-    /// Whether a barrier called here may wait for every detached task (the scheduler
-    /// may then use its own means): the root of `Pool::run` at the bottom of this worker,
-    /// with none of its own tasks out. A task that another one waits for (a join branch,
-    /// a scope or future task, a task nested in a wait) would keep that other one busy.
-    pub(crate) fn at_root(&self) -> bool {
-        self.running() == 1 && self.root_running.get() == 1 && self.owner.depth() == 0
     }
 }
 

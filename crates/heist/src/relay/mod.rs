@@ -310,8 +310,6 @@ pub(crate) struct Local {
     pub(crate) term: Termination,
     /// The request in flight carries a status that a barrier exit has overruled.
     revoked: Cell<bool>,
-    /// How many running tasks still count as idle (those waiting in a barrier).
-    pub(crate) idle_running: Cell<u32>,
     last_victim: Cell<Option<u32>>,
     half: Cell<bool>,
     steals: Cell<u32>,
@@ -369,7 +367,6 @@ impl Default for Local {
             status: Cell::new(Status::Working),
             term: Termination::default(),
             revoked: Cell::new(false),
-            idle_running: Cell::new(0),
             last_victim: Cell::new(None),
             half: Cell::new(false),
             steals: Cell::new(0),
@@ -401,7 +398,7 @@ fn poll(w: &Worker) {
 /// Whether `w` takes jobs submitted from outside: the manager does; so does a worker whose
 /// task waits for another pool's `run`, which the manager counts busy all along.
 fn takes_injected(w: &Worker) -> bool {
-    w.index() as u32 == MANAGER || (w.running() > 0 && w.may_take_roots())
+    w.index() as u32 == MANAGER || w.frames().waits_for_other_pool()
 }
 
 /// A job submitted from outside, if `w` takes them; the manager is busy from then on.

@@ -119,7 +119,7 @@ impl Peer for Worker {
     /// while its thief runs a task, in a poll.
     fn is_idle(&self) -> bool {
         let r = self.registry();
-        self.running() == local(self).idle_running.get()
+        self.frames().idle()
             && self.owner().depth() == 0
             // An answer to our own request may be waiting: for the manager, whose own
             // idleness is looked at rather than registered, this is the only sign of it.

@@ -17,7 +17,8 @@
 //! (`loom_termination.rs`) run them; `barrier` is the runtime's entry point.
 
 use super::peer::Peer;
-use super::{local, Relay, Request, Status};
+use super::{Relay, Request, Status};
+use crate::frame::Frame;
 use crate::registry::Registry;
 use crate::sync::{lock, AtomicU64};
 use crate::worker::Worker;
@@ -204,9 +205,8 @@ pub(crate) fn barrier(relay: &Relay, r: &Registry, w: Option<&Worker>) {
 
 fn wait_on_worker(w: &Worker, mine: u64) {
     // The task waiting here counts as idle, or the barrier could never complete.
-    let l = local(w);
-    let outer = l.idle_running.replace(w.running());
+    let wait = w.frames().enter(Frame::Barrier);
     w.wait_until(|| reached(w, mine));
-    l.idle_running.set(outer);
+    drop(wait);
     leave(w);
 }
