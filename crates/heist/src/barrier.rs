@@ -124,7 +124,7 @@ pub(crate) fn spawn<F: FnOnce(&Worker) + Send + 'static>(registry: &Arc<Registry
     match worker::current_in(registry) {
         // SAFETY: `current_in` returns this thread's live worker.
         Some(w) => unsafe { (*w).push_job(job) },
-        None => registry.inject(job, false),
+        None => registry.inject(job),
     }
 }
 
@@ -137,7 +137,7 @@ pub(crate) fn wait(registry: &Arc<Registry>) {
     // SAFETY: `current_in` returns this thread's live worker, which outlives this call.
     let w = worker::current_in(registry).map(|w| unsafe { &*w });
     let how = w.map_or(BarrierWait::AtRoot, |w| {
-        w.frames().barrier_wait(w.owner().depth() > 0)
+        w.frames().barrier_wait(w.owner().depth())
     });
     // Only the task itself (or a branch it runs inline) is caught here: a barrier in a
     // branch that another worker stole, or in its scope tasks, hangs instead.

@@ -31,6 +31,15 @@ pub(crate) enum Frame {
     Futures(*const ()),
 }
 
+/// Which jobs submitted from outside a worker may take up now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Roots {
+    /// Roots of `Pool::run` as well as other jobs.
+    Included,
+    /// Only jobs that are not roots.
+    Excluded,
+}
+
 /// How a barrier called on this worker waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum BarrierWait {
@@ -125,6 +134,15 @@ impl Frames {
         self.innermost(|f| f == Frame::OtherPool) != Some(Frame::Task)
     }
 
+    /// `may_take_roots` as the injector's filter.
+    pub(crate) fn roots(&self) -> Roots {
+        if self.may_take_roots() {
+            Roots::Included
+        } else {
+            Roots::Excluded
+        }
+    }
+
     /// Whether this worker sits right inside a wait for another pool.
     pub(crate) fn waits_for_other_pool(&self) -> bool {
         self.innermost(|f| f == Frame::OtherPool) == Some(Frame::OtherPool)
@@ -158,11 +176,12 @@ impl Frames {
         self.innermost(|f| f == Frame::Detached) == Some(Frame::Detached)
     }
 
-    /// How a barrier called now waits; `own_tasks_out`: this worker's deque holds tasks.
-    pub(crate) fn barrier_wait(&self, own_tasks_out: bool) -> BarrierWait {
+    /// How a barrier called now waits, given how many tasks this worker's deque holds
+    /// (its own tasks out: others could be running them).
+    pub(crate) fn barrier_wait(&self, deque_depth: u32) -> BarrierWait {
         if self.in_detached_body() {
             BarrierWait::ForItself
-        } else if !own_tasks_out && self.at_root() {
+        } else if deque_depth == 0 && self.at_root() {
             BarrierWait::AtRoot
         } else {
             BarrierWait::Nested(self.detached_depth())
@@ -183,7 +202,7 @@ impl Frames {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{BarrierWait, Frame, Frames};
+    use super::{BarrierWait, Frame, Frames, Roots};
     use std::panic::{self, AssertUnwindSafe};
 
     fn depth(f: &Frames) -> usize {
@@ -194,8 +213,10 @@ mod tests {
     fn roots_run_at_the_bottom_or_right_inside_a_wait_for_another_pool() {
         let f = Frames::new();
         assert!(f.may_take_roots() && !f.waits_for_other_pool());
+        assert_eq!(f.roots(), Roots::Included);
         let _t = f.enter(Frame::Task);
         assert!(!f.may_take_roots());
+        assert_eq!(f.roots(), Roots::Excluded);
         {
             let _w = f.enter(Frame::OtherPool);
             assert!(f.may_take_roots() && f.waits_for_other_pool());
@@ -241,17 +262,17 @@ mod tests {
         let f = Frames::new();
         let _t = f.enter(Frame::Task);
         let _r = f.enter(Frame::Root);
-        assert_eq!(f.barrier_wait(false), BarrierWait::AtRoot);
-        assert_eq!(f.barrier_wait(true), BarrierWait::Nested(0));
+        assert_eq!(f.barrier_wait(0), BarrierWait::AtRoot);
+        assert_eq!(f.barrier_wait(1), BarrierWait::Nested(0));
         let _t2 = f.enter(Frame::Task);
         let _d = f.enter(Frame::Detached);
-        assert_eq!(f.barrier_wait(false), BarrierWait::ForItself);
+        assert_eq!(f.barrier_wait(0), BarrierWait::ForItself);
         let _t3 = f.enter(Frame::Task);
-        assert_eq!(f.barrier_wait(false), BarrierWait::Nested(1));
-        assert_eq!(f.barrier_wait(false).detached_left(), 1);
+        assert_eq!(f.barrier_wait(0), BarrierWait::Nested(1));
+        assert_eq!(f.barrier_wait(0).detached_left(), 1);
         let _d2 = f.enter(Frame::Detached);
         let _t4 = f.enter(Frame::Task);
-        assert_eq!(f.barrier_wait(false), BarrierWait::Nested(2));
+        assert_eq!(f.barrier_wait(0), BarrierWait::Nested(2));
     }
 
     #[test]

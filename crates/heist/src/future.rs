@@ -143,7 +143,7 @@ impl<'w> Futures<'w> {
     }
 
     fn is_top(&self, slot: &Slot) -> bool {
-        self.w.owner().top().map(|(s, _)| s as *const Slot) == Some(slot as *const Slot)
+        self.w.owner().top().map(|s| s as *const Slot) == Some(slot as *const Slot)
     }
 
     /// Waits for `slot`, the newest open future's.
@@ -284,7 +284,7 @@ impl Worker {
     /// panics go to the scope.
     fn drain_leaked(&self, scope: &Futures<'_>) {
         while self.owner().depth() > scope.base {
-            let (slot, _) = self.owner().top().expect("depth > base");
+            let slot = self.owner().top().expect("depth > base");
             let p = if self.try_pop_any(slot) {
                 // SAFETY: popped privately; the slot still holds its job.
                 unsafe { slot.run_and_discard(self) }

@@ -28,10 +28,11 @@ const DEFAULT_DEQUE_CAPACITY: usize = 1 << 14;
 /// Which scheduler a pool runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scheduler {
-    /// Lace's split deque with leapfrogging (seed 001).
+    /// Lace's split deque with leapfrogging ("Lace: non-blocking split deque for
+    /// work-stealing", van Dijk and van de Pol).
     Lace,
     /// Prell's channel-based work stealing: private deques and forwarded steal requests
-    /// (seed 000).
+    /// ("Embracing Explicit Communication in Work-Stealing Runtime Systems").
     Relay,
 }
 
@@ -375,7 +376,7 @@ impl Pool {
         let job =
             unsafe { JobRef::new((&root as *const Root<F, R>).cast(), Root::<F, R>::execute) };
         self.registry.in_flight.fetch_add(1, SeqCst);
-        self.registry.inject(job, true);
+        self.registry.inject_root(job);
         worker::wait_latch(&root.latch);
         self.registry.in_flight.fetch_sub(1, SeqCst);
         match root

@@ -3,6 +3,7 @@
 //! Workers, schedulers and the pool reach each other through it; the pool's public face
 //! (`Pool`, its builder, the global pool) is in `pool.rs`.
 
+use crate::frame::Roots;
 use crate::pool::Scheduler;
 use crate::sched::{Deque, Sched, Schedule};
 use crate::sleep::Sleep;
@@ -14,6 +15,15 @@ use std::collections::VecDeque;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::Mutex;
+
+/// What a job submitted from outside is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Injected {
+    /// A root of `Pool::run`: it runs only where `Frames::may_take_roots` allows.
+    Root,
+    /// Any other job (a scope task or detached task spawned off the pool).
+    Job,
+}
 
 /// What one worker shares with the others.
 pub(crate) struct WorkerInfo {
@@ -60,8 +70,8 @@ pub(crate) struct Registry {
     pub(crate) infos: Box<[WorkerInfo]>,
     pub(crate) sched: Sched,
     pub(crate) sleep: Sleep,
-    /// Jobs submitted from outside; `true` marks a root of `Pool::run`.
-    injector: Mutex<VecDeque<(Job, bool)>>,
+    /// Jobs submitted from outside.
+    injector: Mutex<VecDeque<(Job, Injected)>>,
     injected: AtomicUsize,
     /// How many of the `injected` are roots.
     roots: AtomicUsize,
@@ -103,22 +113,37 @@ impl Registry {
         self.infos.len()
     }
 
-    /// Queues a job from outside the pool (a root of `Pool::run` if `root`) and wakes a
-    /// worker that takes it.
-    pub(crate) fn inject(&self, job: Job, root: bool) {
+    /// Queues a job from outside the pool that is not a root (a scope task, a detached
+    /// task) and wakes a worker that takes it.
+    pub(crate) fn inject(&self, job: Job) {
+        self.enqueue(job, Injected::Job);
+    }
+
+    /// Queues a root of `Pool::run` and wakes a worker that may take it up.
+    pub(crate) fn inject_root(&self, job: Job) {
+        self.enqueue(job, Injected::Root);
+    }
+
+    fn enqueue(&self, job: Job, kind: Injected) {
         let mut q = lock(&self.injector);
-        q.push_back((job, root));
-        self.roots.fetch_add(usize::from(root), SeqCst);
+        q.push_back((job, kind));
+        self.roots
+            .fetch_add(usize::from(kind == Injected::Root), SeqCst);
         self.injected.store(q.len(), SeqCst);
         drop(q);
-        self.sched.injected(self, root);
+        self.sched.injected(self, kind);
     }
 
-    /// Whether a job submitted from outside waits, counting roots only if `roots`.
-    pub(crate) fn has_injected(&self, roots: bool) -> bool {
-        self.injected.load(SeqCst) > usize::from(!roots) * self.roots.load(SeqCst)
+    /// Whether a job submitted from outside waits that a worker under `roots` may take.
+    pub(crate) fn injector_has(&self, roots: Roots) -> bool {
+        let skipped = match roots {
+            Roots::Included => 0,
+            Roots::Excluded => self.roots.load(SeqCst),
+        };
+        self.injected.load(SeqCst) > skipped
     }
 
+    /// How many heap jobs worker `w`'s list holds.
     pub(crate) fn jobs_len(&self, w: usize) -> usize {
         self.infos[w].jobs_len.load(SeqCst)
     }
@@ -126,34 +151,28 @@ impl Registry {
     /// Whether no heap job is queued anywhere. Roots not yet started do not count: they
     /// have spawned nothing a barrier waits for.
     pub(crate) fn no_jobs_queued(&self) -> bool {
-        !self.has_injected(false) && (0..self.workers()).all(|w| self.jobs_len(w) == 0)
+        !self.injector_has(Roots::Excluded) && (0..self.workers()).all(|w| self.jobs_len(w) == 0)
     }
 
-    /// The oldest job submitted from outside; a root only if `roots`. A root runs at the
-    /// bottom of a worker's stack, or above a task that waits for another pool's `run`:
-    /// taken up inside other waits, a root's barrier could wait for the very task that
-    /// the wait is for.
-    pub(crate) fn take_injected(&self, roots: bool) -> Option<Job> {
-        if !self.has_injected(roots) {
+    /// The oldest job submitted from outside that a worker under `roots` may take (see
+    /// `Frames::may_take_roots`).
+    pub(crate) fn take_from_injector(&self, roots: Roots) -> Option<Job> {
+        if !self.injector_has(roots) {
             return None;
         }
         let mut q = lock(&self.injector);
-        let i = q.iter().position(|&(_, root)| roots || !root)?;
-        let (job, root) = q.remove(i).expect("the position is in the queue");
-        self.roots.fetch_sub(usize::from(root), SeqCst);
+        let i = q
+            .iter()
+            .position(|&(_, kind)| roots == Roots::Included || kind == Injected::Job)?;
+        let (job, kind) = q.remove(i).expect("the position is in the queue");
+        self.roots
+            .fetch_sub(usize::from(kind == Injected::Root), SeqCst);
         self.injected.store(q.len(), SeqCst);
         Some(job)
     }
 
-    /// Queues a heap job on worker `w`'s own job list and wakes a worker for it.
-    pub(crate) fn push_job(&self, w: usize, job: Job) {
-        self.push_job_quiet(w, job);
-        self.sleep.wake_one();
-    }
-
-    /// Queues a heap job on worker `w`'s own job list.
-    /// Returns how many jobs the list holds now.
-    pub(crate) fn push_job_quiet(&self, w: usize, job: Job) -> usize {
+    /// Queues a heap job on worker `w`'s own list; returns how many the list holds now.
+    pub(crate) fn queue_job(&self, w: usize, job: Job) -> usize {
         let info = &self.infos[w];
         let mut q = lock(&info.jobs);
         q.push_back(job);
@@ -161,33 +180,32 @@ impl Registry {
         q.len()
     }
 
-    /// Takes a heap job of worker `w`: the newest if `own`, else the oldest.
-    pub(crate) fn take_job(&self, w: usize, own: bool) -> Option<Job> {
+    /// Takes the newest heap job of worker `w` (its own, LIFO).
+    pub(crate) fn take_newest_job(&self, w: usize) -> Option<Job> {
+        self.take_jobs(w, VecDeque::pop_back).flatten()
+    }
+
+    /// Takes the oldest heap job of worker `w` (a thief's).
+    pub(crate) fn take_oldest_job(&self, w: usize) -> Option<Job> {
+        self.take_jobs(w, VecDeque::pop_front).flatten()
+    }
+
+    /// Takes the older half of worker `w`'s heap jobs, rounded up.
+    pub(crate) fn take_older_half(&self, w: usize) -> Vec<Job> {
+        self.take_jobs(w, |q| q.drain(..q.len().div_ceil(2)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Runs `take` on worker `w`'s job list unless it is empty.
+    fn take_jobs<T>(&self, w: usize, take: impl FnOnce(&mut VecDeque<Job>) -> T) -> Option<T> {
         let info = &self.infos[w];
         if info.jobs_len.load(Relaxed) == 0 {
             return None;
         }
         let mut q = lock(&info.jobs);
-        let job = if own { q.pop_back() } else { q.pop_front() };
+        let out = take(&mut q);
         info.jobs_len.store(q.len(), Relaxed);
-        job
-    }
-
-    /// Takes the oldest heap job of worker `w`, or the older half of them.
-    pub(crate) fn take_oldest_jobs(&self, w: usize, half: bool) -> Vec<Job> {
-        let info = &self.infos[w];
-        if info.jobs_len.load(Relaxed) == 0 {
-            return Vec::new();
-        }
-        let mut q = lock(&info.jobs);
-        let k = if half {
-            q.len().div_ceil(2)
-        } else {
-            q.len().min(1)
-        };
-        let jobs: Vec<Job> = q.drain(..k).collect();
-        info.jobs_len.store(q.len(), Relaxed);
-        jobs
+        Some(out)
     }
 
     /// Posts `job` to worker `w` alone and wakes it (`broadcast`'s mailbox). The job
@@ -211,10 +229,9 @@ impl Registry {
         job
     }
 
-    /// Whether any work is visible to a thief (a sleeper's last look), counting roots
-    /// only if `roots`.
-    pub(crate) fn has_visible_work(&self, roots: bool) -> bool {
-        self.has_injected(roots)
+    /// Whether any work is visible to a thief under `roots` (a sleeper's last look).
+    pub(crate) fn has_visible_work(&self, roots: Roots) -> bool {
+        self.injector_has(roots)
             || self
                 .infos
                 .iter()

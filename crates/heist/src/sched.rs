@@ -12,7 +12,7 @@
 
 use crate::lace::Lace;
 use crate::pool::Scheduler;
-use crate::registry::Registry;
+use crate::registry::{Injected, Registry};
 use crate::relay::Relay;
 use crate::task::Slot;
 use crate::worker::{Job, Worker};
@@ -51,7 +51,7 @@ pub(crate) trait Schedule {
     fn push_job(&self, w: &Worker, job: Job);
 
     /// A job was queued from outside the pool: wake whoever takes it.
-    fn injected(&self, r: &Registry, root: bool);
+    fn injected(&self, r: &Registry, kind: Injected);
 
     /// Whether an idle `w` should yield rather than sleep.
     fn stay_awake(&self, w: &Worker) -> bool;
@@ -159,8 +159,8 @@ impl Schedule for Sched {
     }
 
     #[inline]
-    fn injected(&self, r: &Registry, root: bool) {
-        dispatch!(self, s => s.injected(r, root))
+    fn injected(&self, r: &Registry, kind: Injected) {
+        dispatch!(self, s => s.injected(r, kind))
     }
 
     #[inline]

@@ -1,7 +1,9 @@
-//! The task descriptor of Lace (seed 001 §3.2) and Prell's thesis (000 §2.4): a fixed-size
-//! slot stored directly in the deque. A job that fits is written into the slot itself; a
-//! stolen job stays in place and its thief writes the result back over it. Heap jobs
-//! (scope spawns, detached tasks, roots) are a data pointer and a function pointer.
+//! The task descriptor of Lace ("Lace: non-blocking split deque for work-stealing", §3.2)
+//! and of Prell's thesis ("Embracing Explicit Communication in Work-Stealing Runtime
+//! Systems", §2.4): a fixed-size slot stored directly in the deque. A job that fits is
+//! written into the slot itself; a stolen job stays in place and its thief writes the
+//! result back over it. Heap jobs (scope spawns, detached tasks, roots) are a data pointer
+//! and a function pointer.
 //!
 //! A job runs with a context `C` that this module does not look into: the worker that
 //! runs it, in the runtime; nothing (`()`), in the deque's loom models.

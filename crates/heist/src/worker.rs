@@ -3,7 +3,7 @@
 //! looking for work, and the idle back-off that ends in sleep. Where the schedulers
 //! differ, the worker asks the seam (`sched.rs`).
 
-use crate::frame::{Frame, Frames};
+use crate::frame::{Frame, Frames, Roots};
 use crate::latch::Latch;
 use crate::registry::{Registry, WorkerInfo};
 use crate::sched::{Deque, Home, Owner, Pop, Sched, Schedule};
@@ -34,7 +34,7 @@ thread_local! {
 pub struct Worker {
     index: usize,
     registry: Arc<Registry>,
-    owner: Owner<Seated>,
+    owner: Owner<InWorkerSeat>,
     rng: Cell<u64>,
     /// What this worker is inside: the tasks it took up and the waits it sits in.
     frames: Frames,
@@ -84,12 +84,12 @@ pub(crate) fn wait_latch(latch: &Latch) {
 
 /// Where a worker's `Owner` lives: inside its `Worker`, which `main` builds in the seat
 /// of its `WorkerInfo`, beside the deque the owner is for.
-pub(crate) struct Seated;
+pub(crate) struct InWorkerSeat;
 
-// SAFETY: `main` is the only place a `Worker`, and so an `Owner<Seated>`, is made; it
+// SAFETY: `main` is the only place a `Worker`, and so an `Owner<InWorkerSeat>`, is made; it
 // builds it in place in `infos[index].seat`, whose `deque` is the one the owner is for,
 // and checks `is_home` before any owner operation.
-unsafe impl Home for Seated {
+unsafe impl Home for InWorkerSeat {
     const GATE_OFFSET: isize = (offset_of!(WorkerInfo, deque) + Deque::GATE_OFFSET) as isize
         - (offset_of!(WorkerInfo, seat) + offset_of!(Worker, owner)) as isize;
 }
@@ -482,15 +482,15 @@ impl Worker {
         &self.frames
     }
 
-    /// Whether this worker may take up a root of `Pool::run` now (`Frames::may_take_roots`).
-    pub(crate) fn may_take_roots(&self) -> bool {
-        self.frames.may_take_roots()
+    /// Which jobs from outside this worker may take up now (`Frames::may_take_roots`).
+    pub(crate) fn roots(&self) -> Roots {
+        self.frames.roots()
     }
 
     /// Handles waiting steal requests (relay; a no-op under Lace). See [`crate::poll`].
     #[inline]
     pub fn poll(&self) {
-        if self.owner.flag_raised() {
+        if self.owner.gate_raised() {
             self.sched().poll(self);
         }
     }
@@ -528,13 +528,12 @@ impl Worker {
             let r = &self.registry;
             let me = &r.infos[self.index];
             let timeout = self.sched().sleep_timeout(self, timeout);
-            r.sleep
-                .sleep(self.index, self.may_take_roots(), timeout, || {
-                    self.sched().work_visible(self)
-                        || done()
-                        || me.has_mail.load(SeqCst)
-                        || r.terminate.load(Relaxed)
-                });
+            r.sleep.sleep(self.index, self.roots(), timeout, || {
+                self.sched().work_visible(self)
+                    || done()
+                    || me.has_mail.load(SeqCst)
+                    || r.terminate.load(Relaxed)
+            });
         }
     }
 
@@ -571,7 +570,7 @@ impl Worker {
         }
         let r = &self.registry;
         if let Some(job) = r
-            .take_job(self.index, true)
+            .take_newest_job(self.index)
             .or_else(|| self.sched().take_injected(self))
         {
             // SAFETY: every queued `JobRef` is taken exactly once.
@@ -631,7 +630,7 @@ impl Worker {
         &self.registry
     }
 
-    pub(crate) fn owner(&self) -> &Owner<Seated> {
+    pub(crate) fn owner(&self) -> &Owner<InWorkerSeat> {
         &self.owner
     }
 

@@ -1,16 +1,18 @@
-//! Lace's non-blocking split deque (seed 001 §3–4). Positions below `split` are shared
+//! Lace's non-blocking split deque ("Lace: non-blocking split deque for work-stealing",
+//! §3–4). Positions below `split` are shared
 //! and may be stolen by a CAS on the packed `{tail, split}` word; positions from `split`
 //! to `head` are private. The owner moves `split` up when a thief asks (grow) and down
 //! when it runs out of private work (shrink). Grow and shrink are CAS loops on the packed
 //! word rather than Lace's 32-bit store into half of it, which Rust's memory model does
 //! not allow; the shrink CAS is the one fence of the protocol.
 //!
-//! The owner's fast paths compare `head` with two gate words and nothing else: push with
-//! `limit` (the array's end, or its start to force the slow path) and pop with `floor`
-//! (the private part's start, or the array's end to force the slow path). A thief's
-//! split request (Lace's `splitreq`) is a store of `limit := start`, so "full" and
-//! "asked to share" cost one compare together. The relay scheduler uses the same gates
-//! for "a steal request is waiting", so that it polls at every push and pop. The owner
+//! The owner's fast paths compare `head` with the two words of the gate and nothing else:
+//! push with `limit` (the array's end, or its start to force the slow path) and pop with
+//! `floor` (the private part's start, or the array's end to force the slow path). A thief
+//! that finds nothing shared raises the gate (Lace's split request, `splitreq`) by a store
+//! of `limit := start`, so "full" and "asked to share" cost one compare together. The
+//! relay scheduler raises the same gate for "a steal request is waiting", so that the
+//! owner polls at its next push or pop. The owner
 //! sits at a fixed offset from its deque's gate (`Home`), so the compare needs no pointer
 //! load either.
 
@@ -53,7 +55,7 @@ pub(crate) enum Steal<'a> {
     Taken(&'a Slot),
     /// Lost a race with another thief or the owner; the deque may still have work.
     Busy,
-    /// Nothing shared (a split request has been left for the owner).
+    /// Nothing shared (the gate has been raised for the owner to share more).
     Empty,
 }
 
@@ -101,7 +103,8 @@ impl Deque {
                 Err(_) => Steal::Busy,
             };
         }
-        // Lace's split request; tested first so idle thieves do not keep taking the line.
+        // Raise the gate (Lace's split request); tested first so that idle thieves do not
+        // keep taking the line.
         let limit = &self.gate.0.limit;
         if limit.load(Relaxed) != self.start() {
             limit.store(self.start(), Relaxed);
@@ -109,9 +112,9 @@ impl Deque {
         Steal::Empty
     }
 
-    /// Sends the owner's next push and pop to their slow paths (relay: a steal request
-    /// has been queued for it).
-    pub(crate) fn raise_flag(&self) {
+    /// Raises the gate: sends the owner's next push and pop to their slow paths (relay: a
+    /// steal request has been queued for it).
+    pub(crate) fn raise_gate(&self) {
         self.gate.0.limit.store(self.start(), Relaxed);
         self.gate.0.floor.store(self.end(), Relaxed);
     }
@@ -426,11 +429,11 @@ impl<H: Home> Owner<H> {
         self.set_split(head);
     }
 
-    /// The slot at the top of the deque and the number of slots below it, if any.
-    pub(crate) fn top(&self) -> Option<(&Slot, u32)> {
+    /// The slot at the top of the deque, if any.
+    pub(crate) fn top(&self) -> Option<&Slot> {
         let head = self.head.get();
         // SAFETY: `head > base`, so `head - 1` is a live slot of the array.
-        (head > self.base).then(|| unsafe { (&*head.sub(1), self.index(head) - 1) })
+        (head > self.base).then(|| unsafe { &*head.sub(1) })
     }
 
     /// The number of slots in use.
@@ -453,8 +456,9 @@ impl<H: Home> Owner<H> {
         first
     }
 
-    /// Relay: the pop after polling; the top task is ours unless it was handed out.
-    pub(crate) fn relay_pop(&self) -> Pop {
+    /// The pop of a private deque (`start_private`) after polling: the top task is ours
+    /// unless it was handed out.
+    pub(crate) fn pop_unless_handed_out(&self) -> Pop {
         let head = self.head.get();
         if head > self.o_split.get() {
             // SAFETY: `head > o_split >= base`.
@@ -464,13 +468,14 @@ impl<H: Home> Owner<H> {
         Pop::Stolen
     }
 
-    /// Whether the gate is raised (relay: a steal request may be waiting).
-    pub(crate) fn flag_raised(&self) -> bool {
+    /// Whether the gate is raised: a thief asks to share (Lace), a steal request may be
+    /// waiting (relay), the deque is full, or (Lace) it is all stolen.
+    pub(crate) fn gate_raised(&self) -> bool {
         self.gate().limit.load(Relaxed).cast_const() == self.base
     }
 
-    /// Relay: opens the gates before the owner drains its request channel.
-    pub(crate) fn clear_flag(&self) {
+    /// Lowers the gate (relay: before the owner drains its request channel).
+    pub(crate) fn lower_gate(&self) {
         self.open();
     }
 

@@ -7,7 +7,7 @@ pub(crate) mod deque;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
-use crate::registry::Registry;
+use crate::registry::{Injected, Registry};
 use crate::sched::{Pop, Schedule};
 use crate::task::Slot;
 use crate::worker::{Job, Worker};
@@ -33,7 +33,7 @@ impl Lace {
             w.run_taken(|| unsafe { slot.run_stolen(w) });
             return true;
         }
-        if let Some(job) = r.take_job(victim, false) {
+        if let Some(job) = r.take_oldest_job(victim) {
             // SAFETY: every queued `Job` is taken exactly once.
             w.run_taken(|| unsafe { job.execute(w) });
             return true;
@@ -81,18 +81,19 @@ impl Schedule for Lace {
     fn poll(&self, _w: &Worker) {}
 
     fn take_injected(&self, w: &Worker) -> Option<Job> {
-        w.registry().take_injected(w.may_take_roots())
+        w.registry().take_from_injector(w.roots())
     }
 
     fn push_job(&self, w: &Worker, job: Job) {
-        w.registry().push_job(w.index(), job);
+        let r = w.registry();
+        r.queue_job(w.index(), job);
+        r.sleep.wake_one();
     }
 
-    fn injected(&self, r: &Registry, root: bool) {
-        if root {
-            r.sleep.wake_for_root();
-        } else {
-            r.sleep.wake_one();
+    fn injected(&self, r: &Registry, kind: Injected) {
+        match kind {
+            Injected::Root => r.sleep.wake_for_root(),
+            Injected::Job => r.sleep.wake_one(),
         }
     }
 
@@ -106,7 +107,7 @@ impl Schedule for Lace {
 
     /// Anything a thief could take: a shared deque part, a job list, a job from outside.
     fn work_visible(&self, w: &Worker) -> bool {
-        w.registry().has_visible_work(w.may_take_roots())
+        w.registry().has_visible_work(w.roots())
     }
 
     fn barrier_pending(&self) -> bool {

@@ -11,7 +11,7 @@ use crate::worker::Worker;
 /// Whether thieves ask for part of the loop `w` is running: between blocks, one load.
 #[inline(always)]
 pub(crate) fn split_demanded(w: &Worker) -> bool {
-    w.owner().flag_raised() && demanded(w)
+    w.owner().gate_raised() && demanded(w)
 }
 
 /// The gate is raised: the scheduler tells a thief's request from its other reasons.

@@ -8,7 +8,7 @@
 //! handled whenever the owner pushes or pops with a request waiting, in every wait loop,
 //! and at `heist::poll()`.
 //!
-//! Termination (thesis §4.1–4.2) is detected by a manager, worker 0, from the requests
+//! IdleSet (thesis §4.1–4.2) is detected by a manager, worker 0, from the requests
 //! themselves; see `termination.rs`. Heap jobs (scope spawns, detached tasks) are handed
 //! out through requests as well, and only the manager takes jobs submitted from outside,
 //! so that every way a worker can get work is visible to the protocol.
@@ -21,17 +21,18 @@ pub(crate) mod channel;
 #[cfg(all(test, loom))]
 mod loom_channel;
 #[cfg(all(test, loom))]
-mod loom_flag;
+mod loom_gate;
 #[cfg(all(test, loom))]
 mod loom_termination;
 mod peer;
 mod request;
 mod termination;
 
-pub(crate) use termination::{Barriers, Termination, MANAGER};
+pub(crate) use termination::{Barriers, IdleSet, MANAGER};
 
+use crate::frame::Roots;
 use crate::lace::deque::{Deque, Home, Owner, Pop};
-use crate::registry::Registry;
+use crate::registry::{Injected, Registry};
 use crate::sched::Schedule;
 use crate::stats::stat;
 use crate::sync::{fence, AtomicU64, Padded};
@@ -62,13 +63,22 @@ pub(crate) enum Status {
     Registered,
 }
 
+/// How much a victim hands a thief (thesis §3.5, §5.1.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StealAmount {
+    /// One task (steal-one).
+    One,
+    /// Half of the victim's private tasks (steal-half).
+    Half,
+}
+
 /// A steal request. It names its thief for its whole life, however often forwarded.
 /// With `update` set it is a message to the manager that its thief got work.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Request {
     thief: u32,
     failed: u32,
-    half: bool,
+    amount: StealAmount,
     status: Status,
     update: bool,
 }
@@ -134,25 +144,25 @@ impl<B: Copy> Channels<B> {
 }
 
 /// The relay scheduler of one pool: each worker's channels and own state, the barrier
-/// numbers, and the news counter that ends back-offs.
+/// numbers, and the count whose change ends back-offs.
 pub(crate) struct Relay {
     workers: Box<[PerWorker]>,
     pub(crate) barriers: Barriers,
     /// Bumped when a barrier is answered, a job comes from outside, or a worker's job
     /// list stops being empty. A worker that began backing off before the last bump may
     /// ask at once.
-    pub(crate) news: AtomicU64,
+    pub(crate) new_work_epoch: AtomicU64,
 }
 
 struct PerWorker {
     channels: Channels,
-    local: Padded<Owned>,
+    state: Padded<Owned>,
 }
 
-/// A worker's `Local`, touched by that worker's thread alone (see `local`).
-struct Owned(Local);
+/// A worker's `WorkerState`, touched by that worker's thread alone (see `state`).
+struct Owned(WorkerState);
 
-// SAFETY: `local` is the only way to the `Local` inside, and it reaches element `i` of a
+// SAFETY: `state` is the only way to the `WorkerState` inside, and it reaches element `i` of a
 // pool's `Relay` only through that pool's worker `i`, which exists once (built by
 // `worker::main`) and is neither `Send` nor `Sync`: every reference to the cells in it is
 // made on that worker's thread.
@@ -164,11 +174,11 @@ impl Relay {
             workers: (0..workers)
                 .map(|_| PerWorker {
                     channels: Channels::new(workers),
-                    local: Padded(Owned(Local::default())),
+                    state: Padded(Owned(WorkerState::default())),
                 })
                 .collect(),
             barriers: Barriers::default(),
-            news: AtomicU64::new(0),
+            new_work_epoch: AtomicU64::new(0),
         }
     }
 
@@ -186,8 +196,8 @@ fn relay(w: &Worker) -> &Relay {
 }
 
 /// `w`'s own relay state.
-pub(crate) fn local(w: &Worker) -> &Local {
-    &relay(w).workers[w.index()].local.0 .0
+fn state(w: &Worker) -> &WorkerState {
+    &relay(w).workers[w.index()].state.0 .0
 }
 
 impl Schedule for Relay {
@@ -203,7 +213,7 @@ impl Schedule for Relay {
     /// Polls, then pops unless the top task was handed out.
     fn pop_slow(&self, w: &Worker) -> Pop {
         poll(w);
-        w.owner().relay_pop()
+        w.owner().pop_unless_handed_out()
     }
 
     /// Asks the thief first (a request to the last victim), like Lace's leapfrogging,
@@ -227,33 +237,46 @@ impl Schedule for Relay {
         poll(w);
     }
 
+    /// Only the manager takes jobs from outside, so that termination detection sees
+    /// every way work enters the pool; and a worker that waits for another pool, which
+    /// the manager counts busy all along. The manager is busy from then on.
     fn take_injected(&self, w: &Worker) -> Option<Job> {
-        take_injected(w)
+        if !takes_from_outside(w) {
+            return None;
+        }
+        let r = w.registry();
+        let job = r.take_from_injector(w.roots())?;
+        if w.index() as u32 == MANAGER {
+            termination::unregister(w, MANAGER);
+        }
+        // Someone must start asking for the work this job will create.
+        r.sleep.wake_one();
+        Some(job)
     }
 
     /// Thieves get heap jobs by asking; a producer that spawns in a loop answers them
     /// here, like a push does.
     fn push_job(&self, w: &Worker, job: Job) {
         let r = w.registry();
-        let queued = r.push_job_quiet(w.index(), job);
-        if w.owner().flag_raised() {
+        let queued = r.queue_job(w.index(), job);
+        if w.owner().gate_raised() {
             poll(w);
         }
         // Workers backing off (asleep or not yet) should ask at once when the list fills
         // again; once per filling, so that spawning in a loop does not write a pool-wide
         // word per job.
         if queued == 1 {
-            self.news.fetch_add(1, Relaxed);
+            self.new_work_epoch.fetch_add(1, Relaxed);
         }
         r.sleep.wake_one();
     }
 
     /// Only the manager takes jobs from outside: workers backing off should ask it for
     /// the work at once.
-    fn injected(&self, r: &Registry, _root: bool) {
-        self.news.fetch_add(1, Relaxed);
+    fn injected(&self, r: &Registry, _kind: Injected) {
+        self.new_work_epoch.fetch_add(1, Relaxed);
         let m = MANAGER as usize;
-        r.infos[m].deque.raise_flag();
+        r.infos[m].deque.raise_gate();
         r.sleep.wake(m);
     }
 
@@ -275,15 +298,14 @@ impl Schedule for Relay {
     /// channels (or, for the manager, the injector).
     fn work_visible(&self, w: &Worker) -> bool {
         let r = w.registry();
-        (takes_injected(w) && r.has_injected(w.may_take_roots()))
-            || self.channels(w.index()).pending()
+        (takes_from_outside(w) && r.injector_has(w.roots())) || self.channels(w.index()).pending()
     }
 
     fn barrier_pending(&self) -> bool {
         self.barriers.pending()
     }
 
-    /// Termination detection answers a barrier at the root (thesis §4.2).
+    /// IdleSet detection answers a barrier at the root (thesis §4.2).
     fn barrier_at_root(&self, r: &Arc<Registry>, w: Option<&Worker>) -> bool {
         termination::barrier(self, r, w);
         true
@@ -302,16 +324,16 @@ impl Schedule for Relay {
 }
 
 /// A worker's own relay state.
-pub(crate) struct Local {
+pub(crate) struct WorkerState {
     outstanding: Cell<bool>,
     /// The status our request had when it was last home (it keeps it across rounds).
     status: Cell<Status>,
     /// The manager's idle set (worker 0 only).
-    pub(crate) term: Termination,
+    pub(crate) idle_set: IdleSet,
     /// The request in flight carries a status that a barrier exit has overruled.
     revoked: Cell<bool>,
     last_victim: Cell<Option<u32>>,
-    half: Cell<bool>,
+    amount: Cell<StealAmount>,
     steals: Cell<u32>,
     /// Tasks run from steals in this interval, plus 2 for each that spawned work (see
     /// `run_batch`): the M of the thesis's M/N ratio.
@@ -320,13 +342,13 @@ pub(crate) struct Local {
     /// When the last request came back unanswered, and how long to wait after that.
     returned_at: Cell<Option<Instant>>,
     backoff: Cell<Duration>,
-    /// The pool's `news` when the back-off began: news ends the back-off.
+    /// The pool's `new_work_epoch` when the back-off began: a change ends the back-off.
     backoff_epoch: Cell<u64>,
     /// When our request last went out.
     sent_at: Cell<Option<Instant>>,
 }
 
-impl Local {
+impl WorkerState {
     /// After a barrier: whatever our request in flight says, we are working.
     fn resume_working(&self) {
         self.status.set(Status::Working);
@@ -349,7 +371,7 @@ impl Local {
     }
 
     /// Our request came home registered: pause before the next, longer each time while
-    /// there is no news (`epoch`: the pool's `news` now).
+    /// the pool's `new_work_epoch` stays `epoch`.
     fn back_off(&self, epoch: u64) {
         if self.backoff_epoch.replace(epoch) != epoch {
             self.backoff.set(Duration::ZERO);
@@ -360,15 +382,15 @@ impl Local {
     }
 }
 
-impl Default for Local {
-    fn default() -> Local {
-        Local {
+impl Default for WorkerState {
+    fn default() -> WorkerState {
+        WorkerState {
             outstanding: Cell::new(false),
             status: Cell::new(Status::Working),
-            term: Termination::default(),
+            idle_set: IdleSet::default(),
             revoked: Cell::new(false),
             last_victim: Cell::new(None),
-            half: Cell::new(false),
+            amount: Cell::new(StealAmount::One),
             steals: Cell::new(0),
             executed: Cell::new(0),
             spawned: Cell::new(false),
@@ -380,16 +402,17 @@ impl Default for Local {
     }
 }
 
-/// Handles every waiting steal request. Called when the owner's flag is up, in wait
+/// Handles every waiting steal request. Called when the owner's gate is raised, in wait
 /// loops, and by `heist::poll`.
 fn poll(w: &Worker) {
-    local(w).spawned.set(true);
-    lower_flag(w.owner());
+    state(w).spawned.set(true);
+    lower_gate_then_fence(w.owner());
     let r = w.registry();
     if w.index() as u32 == MANAGER {
-        while let Some(job) = r.take_injected(false) {
+        while let Some(job) = r.take_from_injector(Roots::Excluded) {
             termination::unregister(w, MANAGER);
-            r.push_job(w.index(), job);
+            r.queue_job(w.index(), job);
+            r.sleep.wake_one();
         }
     }
     request::handle_waiting(w);
@@ -397,23 +420,8 @@ fn poll(w: &Worker) {
 
 /// Whether `w` takes jobs submitted from outside: the manager does; so does a worker whose
 /// task waits for another pool's `run`, which the manager counts busy all along.
-fn takes_injected(w: &Worker) -> bool {
+fn takes_from_outside(w: &Worker) -> bool {
     w.index() as u32 == MANAGER || w.frames().waits_for_other_pool()
-}
-
-/// A job submitted from outside, if `w` takes them; the manager is busy from then on.
-fn take_injected(w: &Worker) -> Option<Job> {
-    if !takes_injected(w) {
-        return None;
-    }
-    let r = w.registry();
-    let job = r.take_injected(w.may_take_roots())?;
-    if w.index() as u32 == MANAGER {
-        termination::unregister(w, MANAGER);
-    }
-    // Someone must start asking for the work this job will create.
-    r.sleep.wake_one();
-    Some(job)
 }
 
 /// Hands the `k` oldest private tasks to `thief` in one message, and wakes it.
@@ -453,28 +461,29 @@ fn give_jobs(w: &Worker, thief: u32, jobs: Vec<Job>) {
     r.sleep.wake(thief as usize);
 }
 
-/// Queues `req` at worker `to`, raises its flag and wakes it if it sleeps.
+/// Queues `req` at worker `to`, raises its gate and wakes it if it sleeps.
 fn send(w: &Worker, to: u32, req: Request) {
     let r = w.registry();
     let to = to as usize;
-    post_and_raise(relay(w).channels(to), &r.infos[to].deque, req);
+    post_then_raise_gate(relay(w).channels(to), &r.infos[to].deque, req);
     r.sleep.wake(to);
 }
 
-/// The sender's half of the flag pairing (PROTOCOLS.md, "Relay"): queue the request,
-/// fence, raise the owner's flag. Pairs with the fence in `lower_flag`: either the owner's
-/// drain after it sees the request, or this flag store lands after the owner's lowering
+/// The sender's half of the gate pairing (PROTOCOLS.md, "Relay"): queue the request,
+/// fence, raise the owner's gate. Pairs with the fence in `lower_gate_then_fence`: either
+/// the owner's drain after it sees the request, or this gate store lands after the owner's
+/// lowering
 /// and its next push or pop polls again.
-pub(crate) fn post_and_raise<B: Copy>(ch: &Channels<B>, dq: &Deque, req: Request) {
+pub(crate) fn post_then_raise_gate<B: Copy>(ch: &Channels<B>, dq: &Deque, req: Request) {
     ch.post_request(req);
     fence(SeqCst);
-    dq.raise_flag();
+    dq.raise_gate();
 }
 
-/// The owner's half of the flag pairing: lower the flag, fence; the caller then drains
+/// The owner's half of the gate pairing: lower the gate, fence; the caller then drains
 /// its request channel.
-pub(crate) fn lower_flag<H: Home>(owner: &Owner<H>) {
-    owner.clear_flag();
+pub(crate) fn lower_gate_then_fence<H: Home>(owner: &Owner<H>) {
+    owner.lower_gate();
     fence(SeqCst);
 }
 
@@ -482,7 +491,7 @@ pub(crate) fn lower_flag<H: Home>(owner: &Owner<H>) {
 /// request is out (to the last victim first), and handle waiting requests meanwhile.
 fn steal(w: &Worker, victim: usize) -> bool {
     poll(w);
-    let l = local(w);
+    let l = state(w);
     if let Some(batch) = relay(w).channels(w.index()).tasks.recv() {
         stat!(
             w.counters(),
@@ -512,7 +521,7 @@ const AWAIT_REPLY: Duration = Duration::from_millis(1);
 
 /// Whether `w` has a request out that was sent less than `AWAIT_REPLY` ago.
 fn awaiting_reply(w: &Worker) -> bool {
-    let l = local(w);
+    let l = state(w);
     l.outstanding.get() && l.sent_at.get().is_some_and(|t| t.elapsed() < AWAIT_REPLY)
 }
 
@@ -527,9 +536,9 @@ fn may_request(w: &Worker) -> bool {
 
 /// How long `w` still has to wait before its next request, if it is backing off.
 fn backoff_left(w: &Worker) -> Option<Duration> {
-    let l = local(w);
+    let l = state(w);
     let since = l.returned_at.get()?.elapsed();
-    if relay(w).news.load(Relaxed) != l.backoff_epoch.get() {
+    if relay(w).new_work_epoch.load(Relaxed) != l.backoff_epoch.get() {
         return None;
     }
     l.backoff.get().checked_sub(since).filter(|d| !d.is_zero())
@@ -539,15 +548,15 @@ fn backoff_left(w: &Worker) -> Option<Duration> {
 /// each steal brought exactly one task that spawned nothing, and back if steal-half
 /// averaged fewer than two tasks per steal.
 fn adapt(w: &Worker) {
-    let l = local(w);
+    let l = state(w);
     if l.steals.get() < ADAPT_INTERVAL {
         return;
     }
     let ratio = l.executed.get() / ADAPT_INTERVAL;
-    if l.half.get() && ratio < 2 {
-        l.half.set(false);
-    } else if !l.half.get() && ratio == 1 {
-        l.half.set(true);
+    match l.amount.get() {
+        StealAmount::Half if ratio < 2 => l.amount.set(StealAmount::One),
+        StealAmount::One if ratio == 1 => l.amount.set(StealAmount::Half),
+        _ => {}
     }
     l.steals.set(0);
     l.executed.set(0);
@@ -557,14 +566,14 @@ fn adapt(w: &Worker) {
 /// can ask for them.
 fn run_jobs(w: &Worker, jobs: Vec<Job>) {
     stat!(w.counters(), tasks_stolen, jobs.len());
-    let l = local(w);
+    let l = state(w);
     l.steals.set(l.steals.get() + 1);
     l.executed.set(l.executed.get() + jobs.len() as u32);
     let mut jobs = jobs.into_iter();
     let first = jobs.next().expect("a batch holds at least one job");
     let r = w.registry();
     jobs.for_each(|j| {
-        r.push_job_quiet(w.index(), j);
+        r.queue_job(w.index(), j);
     });
     // SAFETY: a job handed over in a batch is executed exactly once, here.
     w.run_taken(|| unsafe { first.execute(w) });
@@ -575,25 +584,32 @@ fn run_jobs(w: &Worker, jobs: Vec<Job>) {
 /// thesis prepends a stolen list to the thief's deque).
 fn run_batch(w: &Worker, b: Batch) {
     stat!(w.counters(), tasks_stolen, b.count);
-    let l = local(w);
+    let l = state(w);
     l.steals.set(l.steals.get() + 1);
     l.executed.set(l.executed.get() + b.count);
-    w.run_taken(|| run_range(w, Proxy(b.first), b.count, true));
+    w.run_taken(|| run_range(w, Proxy(b.first), b.count, Watch::FirstTask));
 }
 
-/// Runs `count` handed-out slots from `first`. With `probe`, the first slot is run with
-/// this worker's flag raised, so that a push by that task polls and marks it as one that
+/// Whether `run_range` watches its first task for spawning (adaptive stealing).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Watch {
+    FirstTask,
+    Nothing,
+}
+
+/// Runs `count` handed-out slots from `first`. Watching, the first slot is run with this
+/// worker's gate raised, so that a push by that task polls and marks it as one that
 /// spawned work; such a task counts as two more executed for adaptive stealing.
-fn run_range(w: &Worker, first: Proxy, count: u32, probe: bool) {
+fn run_range(w: &Worker, first: Proxy, count: u32, watch: Watch) {
     if count == 1 {
-        let l = local(w);
-        if probe {
+        let l = state(w);
+        if watch == Watch::FirstTask {
             l.spawned.set(false);
-            w.registry().infos[w.index()].deque.raise_flag();
+            w.registry().infos[w.index()].deque.raise_gate();
         }
         // SAFETY: the batch gave this worker (or whoever took the proxy) the slot.
         unsafe { run_remote(w, &*first.0) };
-        if probe && l.spawned.get() {
+        if watch == Watch::FirstTask && l.spawned.get() {
             l.executed.set(l.executed.get() + 2);
         }
         return;
@@ -602,8 +618,8 @@ fn run_range(w: &Worker, first: Proxy, count: u32, probe: bool) {
     // SAFETY: `first + half` is inside the batch.
     let upper = Proxy(unsafe { first.0.add(half as usize) });
     w.join(
-        move |w| run_range(w, first, half, probe),
-        move |w| run_range(w, upper, count - half, false),
+        move |w| run_range(w, first, half, watch),
+        move |w| run_range(w, upper, count - half, Watch::Nothing),
     );
 }
 

@@ -1,4 +1,4 @@
-//! Termination detection through steal requests, and the task barrier built on it
+//! IdleSet detection through steal requests, and the task barrier built on it
 //! (thesis §4.1–4.2). Worker 0 is the manager. A worker whose request comes back after
 //! n−1 failures while it has nothing sends it to the manager marked idle; the manager
 //! adds the thief to its idle set and passes the request on. A victim that answers a
@@ -17,7 +17,7 @@
 //! (`loom_termination.rs`) run them; `barrier` is the runtime's entry point.
 
 use super::peer::Peer;
-use super::{Relay, Request, Status};
+use super::{Relay, Request, Status, StealAmount};
 use crate::frame::Frame;
 use crate::registry::Registry;
 use crate::sync::{lock, AtomicU64};
@@ -31,31 +31,37 @@ pub(crate) const MANAGER: u32 = 0;
 
 /// The manager's idle set.
 #[derive(Default)]
-pub(crate) struct Termination {
+pub(crate) struct IdleSet {
     idle: RefCell<Vec<bool>>,
     count: Cell<usize>,
 }
 
-impl Termination {
+impl IdleSet {
     fn registered(&self, w: u32) -> bool {
         self.idle.borrow().get(w as usize).copied().unwrap_or(false)
     }
 
-    /// Puts `thief` in (or takes it out of) the idle set of a pool of `n`.
-    fn set(&self, n: u32, thief: u32, idle: bool) {
+    /// Puts `thief` in the idle set of a pool of `n`.
+    fn insert(&self, n: u32, thief: u32) {
+        if !std::mem::replace(&mut *self.member(n, thief), true) {
+            self.count.set(self.count.get() + 1);
+        }
+    }
+
+    /// Takes `thief` out of the idle set of a pool of `n`.
+    fn remove(&self, n: u32, thief: u32) {
+        if std::mem::replace(&mut *self.member(n, thief), false) {
+            self.count.set(self.count.get() - 1);
+        }
+    }
+
+    /// Whether `thief` is in the set, as a cell to change it through.
+    fn member(&self, n: u32, thief: u32) -> std::cell::RefMut<'_, bool> {
         let mut set = self.idle.borrow_mut();
         if set.is_empty() {
             set.resize(n as usize, false);
         }
-        let slot = &mut set[thief as usize];
-        if *slot != idle {
-            *slot = idle;
-            self.count.set(if idle {
-                self.count.get() + 1
-            } else {
-                self.count.get() - 1
-            });
-        }
+        std::cell::RefMut::map(set, |s| &mut s[thief as usize])
     }
 }
 
@@ -103,18 +109,15 @@ impl Barriers {
 
 /// Manager: `thief` is idle.
 pub(crate) fn register<P: Peer>(p: &P, thief: u32) {
-    set_idle(p, thief, true);
+    debug_assert_eq!(p.me(), MANAGER);
+    p.state().idle_set.insert(p.n(), thief);
     check(p);
 }
 
 /// Manager: `thief` has work again.
 pub(crate) fn unregister<P: Peer>(p: &P, thief: u32) {
-    set_idle(p, thief, false);
-}
-
-fn set_idle<P: Peer>(p: &P, thief: u32, idle: bool) {
     debug_assert_eq!(p.me(), MANAGER);
-    p.local().term.set(p.n(), thief, idle);
+    p.state().idle_set.remove(p.n(), thief);
 }
 
 /// Manager: an update message arrived.
@@ -155,8 +158,8 @@ pub(crate) fn check<P: Peer>(p: &P) {
         return;
     }
     // The manager counts itself by looking (§4.1.1), the others by their requests.
-    let term = &p.local().term;
-    let others = term.count.get() - usize::from(term.registered(MANAGER));
+    let set = &p.state().idle_set;
+    let others = set.count.get() - usize::from(set.registered(MANAGER));
     if others == p.n() as usize - 1 && p.is_idle() && p.no_jobs_queued() {
         b.declare(asked);
         p.declared();
@@ -172,14 +175,14 @@ pub(crate) fn reached<P: Peer>(p: &P, mine: u64) -> bool {
 /// `p` leaves a barrier it waited in. Its request may have registered it idle; it is
 /// busy again from here on, so the manager must know before anything else (§4.2.1).
 pub(crate) fn leave<P: Peer>(p: &P) {
-    p.local().resume_working();
+    p.state().resume_working();
     if p.me() == MANAGER {
         unregister(p, MANAGER);
     } else {
         let update = Request {
             thief: p.me(),
             failed: 0,
-            half: false,
+            amount: StealAmount::One,
             status: Status::Working,
             update: true,
         };
@@ -188,13 +191,13 @@ pub(crate) fn leave<P: Peer>(p: &P) {
 }
 
 /// The relay barrier, called by `w` (`None`: outside the pool) at the root (see
-/// `Worker::at_root`): waits until the manager detects termination for it. Termination
+/// `Worker::at_root`): waits until the manager detects termination for it. IdleSet
 /// needs every worker idle, and a task counts as idle only while it waits in the
 /// barrier, which is why the thesis allows barriers in the root task only (§4.2).
 pub(crate) fn barrier(relay: &Relay, r: &Registry, w: Option<&Worker>) {
     let b = &relay.barriers;
     let mine = b.ask();
-    r.infos[MANAGER as usize].deque.raise_flag();
+    r.infos[MANAGER as usize].deque.raise_gate();
     // Sleepers must take part: their requests are how the manager learns they are idle.
     r.sleep.wake_all();
     match w {
