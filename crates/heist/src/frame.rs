@@ -9,6 +9,10 @@
 //! `Task` frame in between means the worker is busy with something nested inside it.
 //! `join` pushes no frame: its second half runs inline or on a thief, never inside a wait
 //! of its own worker that it could block.
+//!
+//! The barrier rule follows the task barrier of "Embracing Explicit Communication in
+//! Work-Stealing Runtime Systems" (Prell, §4.2), which allows barriers in the root task
+//! only; heist also allows them inside tasks, where they wait for what can end first.
 
 use std::cell::UnsafeCell;
 

@@ -371,7 +371,7 @@ impl Pool {
         };
         // SAFETY: `root` outlives the job: this frame waits for the latch (and lets the
         // setter leave it) before returning, and the wait cannot unwind (a worker waiting
-        // here runs other tasks only under `Worker::busy`, which aborts on an unwind, and
+        // here runs other tasks only under `Worker::run_taken`, which aborts on an unwind, and
         // every task entry catches its panic); `F` and `R` are `Send`.
         let job =
             unsafe { JobRef::new((&root as *const Root<F, R>).cast(), Root::<F, R>::execute) };

@@ -8,7 +8,7 @@
 //! handled whenever the owner pushes or pops with a request waiting, in every wait loop,
 //! and at `heist::poll()`.
 //!
-//! IdleSet (thesis §4.1–4.2) is detected by a manager, worker 0, from the requests
+//! Termination (thesis §4.1–4.2) is detected by a manager, worker 0, from the requests
 //! themselves; see `termination.rs`. Heap jobs (scope spawns, detached tasks) are handed
 //! out through requests as well, and only the manager takes jobs submitted from outside,
 //! so that every way a worker can get work is visible to the protocol.
@@ -305,7 +305,7 @@ impl Schedule for Relay {
         self.barriers.pending()
     }
 
-    /// IdleSet detection answers a barrier at the root (thesis §4.2).
+    /// Termination detection answers a barrier at the root (thesis §4.2).
     fn barrier_at_root(&self, r: &Arc<Registry>, w: Option<&Worker>) -> bool {
         termination::barrier(self, r, w);
         true

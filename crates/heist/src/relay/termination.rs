@@ -1,4 +1,4 @@
-//! IdleSet detection through steal requests, and the task barrier built on it
+//! Termination detection through steal requests, and the task barrier built on it
 //! (thesis §4.1–4.2). Worker 0 is the manager. A worker whose request comes back after
 //! n−1 failures while it has nothing sends it to the manager marked idle; the manager
 //! adds the thief to its idle set and passes the request on. A victim that answers a
@@ -191,7 +191,7 @@ pub(crate) fn leave<P: Peer>(p: &P) {
 }
 
 /// The relay barrier, called by `w` (`None`: outside the pool) at the root (see
-/// `Worker::at_root`): waits until the manager detects termination for it. IdleSet
+/// `Frames::barrier_wait`): waits until the manager detects termination for it. Termination
 /// needs every worker idle, and a task counts as idle only while it waits in the
 /// barrier, which is why the thesis allows barriers in the root task only (§4.2).
 pub(crate) fn barrier(relay: &Relay, r: &Registry, w: Option<&Worker>) {
