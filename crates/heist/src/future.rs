@@ -286,7 +286,8 @@ impl Worker {
         while self.owner().depth() > scope.base {
             let slot = self.owner().top().expect("depth > base");
             let p = if self.try_pop_any(slot) {
-                // SAFETY: popped privately; the slot still holds its job.
+                // SAFETY: popped privately; the slot still holds its job, put with context
+                // `Worker` like every slot of a worker's deque.
                 unsafe { slot.run_and_discard(self) }
             } else {
                 self.await_done(slot);

@@ -29,7 +29,8 @@ impl Lace {
         let r = w.registry();
         if let Steal::Taken(slot) = r.infos[victim].deque.steal() {
             slot.thief.store(w.index() + 1, Relaxed);
-            // SAFETY: the CAS in `steal` gave this worker the slot.
+            // SAFETY: the CAS in `steal` gave this worker the slot, and every slot of a
+            // worker's deque is put with context `Worker` (`Worker::push_task`).
             w.run_taken(|| unsafe { slot.run_stolen(w) });
             return true;
         }
