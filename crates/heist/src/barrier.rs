@@ -164,12 +164,12 @@ pub(crate) fn wait(registry: &Arc<Registry>) {
 }
 
 impl Worker {
-    /// Spawns a detached task on this worker's pool (see [`Pool::spawn_detached`]).
+    /// Spawns a detached task on this worker's pool (see [`Pool::spawn_detached`](crate::Pool::spawn_detached)).
     pub fn spawn_detached<F: FnOnce(&Worker) + Send + 'static>(&self, f: F) {
         spawn(self.registry(), f);
     }
 
-    /// Waits for the detached tasks of this worker's pool (see [`Pool::barrier`]).
+    /// Waits for the detached tasks of this worker's pool (see [`Pool::barrier`](crate::Pool::barrier)).
     pub fn barrier(&self) {
         wait(self.registry());
     }
