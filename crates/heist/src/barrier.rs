@@ -13,7 +13,10 @@
 //! A detached task's panic is never lost: it goes to the builder's panic handler if one
 //! is set, else it waits for the next barrier, or for `Pool::drop`.
 
-use crate::pool::{lock, Pool, Registry};
+use crate::frame::{BarrierWait, Frame};
+use crate::registry::Registry;
+use crate::sched::Schedule;
+use crate::sync::lock;
 use crate::task::{self, JobRef, Panic};
 use crate::worker::{self, Worker};
 use std::panic::{self, AssertUnwindSafe};
@@ -49,11 +52,9 @@ unsafe fn execute<F: FnOnce(&Worker) + Send + 'static>(data: *const (), w: &Work
     // SAFETY: the contract above.
     let job = unsafe { Box::from_raw(data as *mut Job<F>) };
     let Job { f, registry } = *job;
-    w.detached_depth.set(w.detached_depth.get() + 1);
-    let outer = w.detached_running.replace(w.running());
+    let detached = w.frames().enter(Frame::Detached);
     let out = panic::catch_unwind(AssertUnwindSafe(|| f(w)));
-    w.detached_running.set(outer);
-    w.detached_depth.set(w.detached_depth.get() - 1);
+    drop(detached);
     let d = &registry.detached;
     if let Err(p) = out {
         hand_on(d, p);
@@ -123,7 +124,7 @@ pub(crate) fn spawn<F: FnOnce(&Worker) + Send + 'static>(registry: &Arc<Registry
     match worker::current_in(registry) {
         // SAFETY: `current_in` returns this thread's live worker.
         Some(w) => unsafe { (*w).push_job(job) },
-        None => registry.inject(job, false),
+        None => registry.inject(job),
     }
 }
 
@@ -132,23 +133,24 @@ pub(crate) fn take_panic(registry: &Registry) -> Option<Panic> {
     lock(&registry.detached.panic).take()
 }
 
-fn wait(registry: &Arc<Registry>) {
+pub(crate) fn wait(registry: &Arc<Registry>) {
     // SAFETY: `current_in` returns this thread's live worker, which outlives this call.
     let w = worker::current_in(registry).map(|w| unsafe { &*w });
+    let how = w.map_or(BarrierWait::AtRoot, |w| {
+        w.frames().barrier_wait(w.owner().depth())
+    });
     // Only the task itself (or a branch it runs inline) is caught here: a barrier in a
     // branch that another worker stole, or in its scope tasks, hangs instead.
     assert!(
-        w.is_none_or(|w| w.detached_depth.get() == 0 || w.detached_running.get() != w.running()),
+        how != BarrierWait::ForItself,
         "heist: barrier() inside a detached task would wait for that task itself"
     );
-    if registry.scheduler == crate::pool::Scheduler::Relay && crate::relay::at_root(w) {
-        return crate::relay::barrier(registry, w);
-    }
     let d = &registry.detached;
     match w {
+        _ if how == BarrierWait::AtRoot && registry.sched.barrier_at_root(registry, w) => {}
         // The detached tasks this one runs inside (nested on this worker's stack) cannot
         // finish before it does: waiting for them would never end.
-        Some(w) => w.wait_until(|| d.pending.load(Acquire) <= w.detached_depth.get() as usize),
+        Some(w) => w.wait_until(|| d.pending.load(Acquire) <= how.detached_left()),
         None => {
             let mut g = lock(&d.panic);
             while d.pending.load(Acquire) != 0 {
@@ -161,56 +163,13 @@ fn wait(registry: &Arc<Registry>) {
     }
 }
 
-impl Pool {
-    /// Spawns a `'static` task with no handle; [`Pool::barrier`] waits for it.
-    ///
-    /// A panic in the task is never lost. It goes to the panic handler if the pool was
-    /// built with [`PoolBuilder::panic_handler`](crate::PoolBuilder::panic_handler).
-    /// Otherwise the first such panic is re-raised by the next [`Pool::barrier`], or, if
-    /// no barrier runs before the pool is dropped, by `Pool::drop`; later ones before that
-    /// barrier are dropped. If the pool's last handle is dropped inside one of its own
-    /// tasks, nobody is left to re-raise it, and the process aborts with a message.
-    ///
-    /// ```
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    /// use std::sync::Arc;
-    /// let pool = heist::Pool::builder().workers(2).build().unwrap();
-    /// let n = Arc::new(AtomicUsize::new(0));
-    /// for _ in 0..10 {
-    ///     let n = Arc::clone(&n);
-    ///     pool.spawn_detached(move |_| {
-    ///         n.fetch_add(1, Ordering::Relaxed);
-    ///     });
-    /// }
-    /// pool.barrier();
-    /// assert_eq!(n.load(Ordering::Relaxed), 10);
-    /// ```
-    pub fn spawn_detached<F: FnOnce(&Worker) + Send + 'static>(&self, f: F) {
-        spawn(self.registry(), f);
-    }
-
-    /// Waits until every detached task spawned so far, and every detached task those
-    /// spawned, has finished; then re-raises the first panic among them, if any.
-    ///
-    /// Called from a worker of this pool, the worker keeps running tasks while it waits.
-    /// Called inside a task, it does not wait for a detached task that its worker was
-    /// running when it took this task up while waiting, since that one cannot finish
-    /// before the barrier returns. It must not be called inside a detached task (or its
-    /// join branches and scope tasks), which it would wait for: on the task's own worker
-    /// that panics, elsewhere it hangs. Call it from outside the pool or at the root of
-    /// [`Pool::run`] to wait for every detached task.
-    pub fn barrier(&self) {
-        wait(self.registry());
-    }
-}
-
 impl Worker {
-    /// Spawns a detached task on this worker's pool (see [`Pool::spawn_detached`]).
+    /// Spawns a detached task on this worker's pool (see [`Pool::spawn_detached`](crate::Pool::spawn_detached)).
     pub fn spawn_detached<F: FnOnce(&Worker) + Send + 'static>(&self, f: F) {
         spawn(self.registry(), f);
     }
 
-    /// Waits for the detached tasks of this worker's pool (see [`Pool::barrier`]).
+    /// Waits for the detached tasks of this worker's pool (see [`Pool::barrier`](crate::Pool::barrier)).
     pub fn barrier(&self) {
         wait(self.registry());
     }

@@ -10,6 +10,7 @@
 //! not against the deque, so it holds alike whether a task was pushed or (with the deque
 //! full) ran at once.
 
+use crate::frame::Frame;
 use crate::task::{self, Panic, Slot};
 use crate::worker::Worker;
 use std::cell::{Cell, RefCell};
@@ -87,7 +88,7 @@ impl<'w> Futures<'w> {
         let w = self.w;
         // Only the innermost scope may spawn, and only at its own level: so the slots
         // above `base` are this scope's futures, and its end drains nothing else.
-        let innermost = w.futures_scope.get() == self as *const Futures<'w> as *const ();
+        let innermost = w.frames().innermost_futures() == self as *const Futures<'w> as *const ();
         assert!(
             innermost && w.owner().depth() == self.base + self.live.get(),
             "heist: a future must be spawned directly in the innermost `futures` scope"
@@ -142,7 +143,7 @@ impl<'w> Futures<'w> {
     }
 
     fn is_top(&self, slot: &Slot) -> bool {
-        self.w.owner().top().map(|(s, _)| s as *const Slot) == Some(slot as *const Slot)
+        self.w.owner().top().map(|s| s as *const Slot) == Some(slot as *const Slot)
     }
 
     /// Waits for `slot`, the newest open future's.
@@ -267,11 +268,11 @@ impl Worker {
             ready_panics: RefCell::new(Vec::new()),
             _inv: PhantomData,
         };
-        let outer = self
-            .futures_scope
-            .replace(&scope as *const Futures<'w> as *const ());
+        let entered = self
+            .frames()
+            .enter(Frame::Futures(&scope as *const Futures<'w> as *const ()));
         let out = panic::catch_unwind(AssertUnwindSafe(|| op(&scope)));
-        self.futures_scope.set(outer);
+        drop(entered);
         self.drain_leaked(&scope);
         for (_, p) in scope.ready_panics.take() {
             scope.record(p);
@@ -283,9 +284,10 @@ impl Worker {
     /// panics go to the scope.
     fn drain_leaked(&self, scope: &Futures<'_>) {
         while self.owner().depth() > scope.base {
-            let (slot, _) = self.owner().top().expect("depth > base");
+            let slot = self.owner().top().expect("depth > base");
             let p = if self.try_pop_any(slot) {
-                // SAFETY: popped privately; the slot still holds its job.
+                // SAFETY: popped privately; the slot still holds its job, put with context
+                // `Worker` like every slot of a worker's deque.
                 unsafe { slot.run_and_discard(self) }
             } else {
                 self.await_done(slot);

@@ -3,12 +3,13 @@
 //! heist runs fork-join programs on a pool of worker threads. It carries two schedulers
 //! that can be compared on the same program:
 //!
-//! - **Lace** ([`Scheduler::Lace`], the default): the non-blocking split deque of van
-//!   Dijk and van de Pol. Tasks are stored in the deque itself; the owner's push and pop
-//!   use no atomic read-modify-write and no fence; a worker waiting for a stolen task
-//!   steals back from its thief (leapfrogging).
-//! - **Relay** ([`Scheduler::Relay`]): Prell's channel-based work stealing, with private
-//!   deques and steal requests that are forwarded instead of refused.
+//! - **Lace** (the default [`Scheduler`]): the non-blocking split deque of van Dijk and
+//!   van de Pol ("Lace: non-blocking split deque for work-stealing"). Tasks are stored in
+//!   the deque itself; the owner's push and pop use no atomic read-modify-write and no
+//!   fence; a worker waiting for a stolen task steals back from its thief (leapfrogging).
+//! - **Relay**: Prell's channel-based work stealing ("Embracing Explicit Communication in
+//!   Work-Stealing Runtime Systems"), with private deques and steal requests that are
+//!   forwarded instead of refused.
 //!
 //! # Fork-join with an explicit worker
 //!
@@ -107,6 +108,7 @@
 pub mod affinity;
 mod barrier;
 mod compat;
+mod frame;
 mod future;
 mod lace;
 mod latch;
@@ -117,7 +119,9 @@ mod loom_sleep;
 mod par;
 mod pool;
 mod reduce;
+mod registry;
 mod relay;
+mod sched;
 mod scope;
 mod sleep;
 mod stats;

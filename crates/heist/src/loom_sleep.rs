@@ -27,6 +27,7 @@
 //! Run with `.ci/loom`. The preemption bound is [`PREEMPTIONS`] unless
 //! `LOOM_MAX_PREEMPTIONS` is set.
 
+use crate::frame::Roots;
 use crate::sleep::Sleep;
 use loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
@@ -71,7 +72,7 @@ fn take(tokens: &AtomicUsize) -> bool {
 fn sleeper(sleep: &Sleep, me: usize, tokens: &AtomicUsize, hits: &Hits) {
     while !take(tokens) {
         let last_look_found = std::cell::Cell::new(false);
-        sleep.sleep(me, true, None, || {
+        sleep.sleep(me, Roots::Included, None, || {
             let found = tokens.load(Relaxed) > 0;
             last_look_found.set(found);
             found
@@ -148,7 +149,7 @@ fn loom_sleep_wake_all_for_condition() {
         };
         while pending.load(Relaxed) != 0 {
             let last_look_found = std::cell::Cell::new(false);
-            sleep.sleep(0, true, None, || {
+            sleep.sleep(0, Roots::Included, None, || {
                 let done = pending.load(Relaxed) == 0;
                 last_look_found.set(done);
                 done

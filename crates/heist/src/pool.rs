@@ -1,22 +1,22 @@
-//! The pool: its builder and errors, the shared registry its workers run against, the
-//! lazily started global pool, and the entry points that hand work to a pool from
-//! outside (DESIGN §1–2).
+//! The pool: its builder and errors, the lazily started global pool, and the entry points
+//! that hand work to a pool from outside. What its workers share is in `registry.rs`.
 
-use crate::lace::deque::Deque;
+use crate::frame::Frame;
 use crate::latch::Latch;
-use crate::sleep::Sleep;
-use crate::stats::{Counters, WorkerStats};
+use crate::stats::WorkerStats;
 use crate::task::{self, JobRef, Panic};
 use crate::worker::{self, Worker};
 use std::any::Any;
 use std::cell::UnsafeCell;
-use std::collections::VecDeque;
 use std::fmt;
-use std::mem::{self, MaybeUninit};
+use std::mem;
 use std::panic::{self, AssertUnwindSafe};
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::{Arc, OnceLock};
+
+pub(crate) use crate::registry::Registry;
+pub(crate) use crate::sync::lock;
 use std::thread::JoinHandle;
 
 /// The largest deque capacity a builder accepts (slots of 64 bytes: 4 GiB of address
@@ -28,10 +28,11 @@ const DEFAULT_DEQUE_CAPACITY: usize = 1 << 14;
 /// Which scheduler a pool runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scheduler {
-    /// Lace's split deque with leapfrogging (seed 001).
+    /// Lace's split deque with leapfrogging ("Lace: non-blocking split deque for
+    /// work-stealing", van Dijk and van de Pol).
     Lace,
     /// Prell's channel-based work stealing: private deques and forwarded steal requests
-    /// (seed 000).
+    /// ("Embracing Explicit Communication in Work-Stealing Runtime Systems").
     Relay,
 }
 
@@ -259,237 +260,6 @@ fn scheduler_from_env() -> Result<Scheduler, BuildError> {
     }
 }
 
-/// What one worker shares with the others.
-pub(crate) struct WorkerInfo {
-    pub(crate) deque: Deque,
-    pub(crate) counters: Counters,
-    /// Heap jobs this worker spawned (scope tasks); others may take them from the front.
-    pub(crate) jobs: Mutex<VecDeque<JobRef>>,
-    pub(crate) jobs_len: AtomicUsize,
-    /// Relay: this worker's request and task channels.
-    pub(crate) channels: crate::relay::Channels,
-    /// Jobs for this worker alone (`broadcast`); never stolen.
-    pub(crate) mail: Mutex<Vec<JobRef>>,
-    pub(crate) has_mail: AtomicBool,
-    /// Where the worker's own context lives while its thread runs (see `worker::main`):
-    /// beside its deque, so that the owner reaches the gate at a fixed offset.
-    pub(crate) seat: Seat,
-}
-
-/// Room for one `Worker`, built in place and dropped by that worker's thread. It has
-/// cache lines of its own: thieves lock the job list and read the words around it.
-#[repr(C, align(128))]
-pub(crate) struct Seat(UnsafeCell<MaybeUninit<Worker>>);
-
-// SAFETY: only the worker's own thread touches a seat: `worker::main` builds the `Worker`
-// in it, uses it through `&Worker` on that thread alone (`Worker` is neither `Send` nor
-// `Sync`), and drops it before returning. No other code reads the field, so sharing the
-// registry shares nothing of the seat's contents.
-unsafe impl Sync for Seat {}
-// SAFETY: a seat holds a live `Worker` only while its thread runs, and that thread keeps
-// the registry alive meanwhile; the registry moves or drops with the seat empty.
-unsafe impl Send for Seat {}
-
-impl Seat {
-    fn new() -> Seat {
-        Seat(UnsafeCell::new(MaybeUninit::uninit()))
-    }
-
-    /// The seat's memory, for `worker::main`.
-    pub(crate) fn get(&self) -> *mut MaybeUninit<Worker> {
-        self.0.get()
-    }
-}
-
-/// The state a pool's workers share.
-pub(crate) struct Registry {
-    pub(crate) infos: Box<[WorkerInfo]>,
-    pub(crate) scheduler: Scheduler,
-    pub(crate) sleep: Sleep,
-    /// Jobs submitted from outside; `true` marks a root of `Pool::run`.
-    injector: Mutex<VecDeque<(JobRef, bool)>>,
-    injected: AtomicUsize,
-    /// How many of the `injected` are roots.
-    roots: AtomicUsize,
-    /// Roots and detached tasks submitted and not yet finished.
-    pub(crate) in_flight: AtomicUsize,
-    pub(crate) terminate: AtomicBool,
-    pub(crate) detached: crate::barrier::Detached,
-    pub(crate) barriers: crate::relay::Barriers,
-    /// Relay: bumped when a barrier is answered, a job comes from outside, or a worker's
-    /// job list stops being empty. A worker that began backing off before the last bump
-    /// may ask at once.
-    pub(crate) news: AtomicU64,
-    pub(crate) teams: crate::team::Teams,
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-impl Registry {
-    fn new(workers: usize, scheduler: Scheduler, capacity: usize) -> Registry {
-        let infos = (0..workers)
-            .map(|_| WorkerInfo {
-                deque: Deque::new(capacity),
-                counters: Counters::default(),
-                jobs: Mutex::new(VecDeque::new()),
-                jobs_len: AtomicUsize::new(0),
-                channels: crate::relay::Channels::new(workers),
-                mail: Mutex::new(Vec::new()),
-                has_mail: AtomicBool::new(false),
-                seat: Seat::new(),
-            })
-            .collect();
-        Registry {
-            infos,
-            scheduler,
-            sleep: Sleep::new(workers),
-            injector: Mutex::new(VecDeque::new()),
-            injected: AtomicUsize::new(0),
-            roots: AtomicUsize::new(0),
-            in_flight: AtomicUsize::new(0),
-            terminate: AtomicBool::new(false),
-            detached: Default::default(),
-            barriers: Default::default(),
-            news: AtomicU64::new(0),
-            teams: crate::team::Teams::new(workers),
-        }
-    }
-
-    pub(crate) fn workers(&self) -> usize {
-        self.infos.len()
-    }
-
-    /// Queues a job from outside the pool (a root of `Pool::run` if `root`) and wakes a
-    /// worker for it (under relay, the manager, which alone takes such jobs).
-    pub(crate) fn inject(&self, job: JobRef, root: bool) {
-        let mut q = lock(&self.injector);
-        q.push_back((job, root));
-        self.roots.fetch_add(usize::from(root), SeqCst);
-        self.injected.store(q.len(), SeqCst);
-        drop(q);
-        match self.scheduler {
-            Scheduler::Lace if root => self.sleep.wake_for_root(),
-            Scheduler::Lace => self.sleep.wake_one(),
-            Scheduler::Relay => {
-                // Work from outside: workers backing off should ask for it at once.
-                self.news.fetch_add(1, Relaxed);
-                let m = crate::relay::MANAGER as usize;
-                self.infos[m].deque.raise_flag();
-                self.sleep.wake(m);
-            }
-        }
-    }
-
-    /// Whether a job submitted from outside waits, counting roots only if `roots`.
-    pub(crate) fn has_injected(&self, roots: bool) -> bool {
-        self.injected.load(SeqCst) > usize::from(!roots) * self.roots.load(SeqCst)
-    }
-
-    pub(crate) fn jobs_len(&self, w: usize) -> usize {
-        self.infos[w].jobs_len.load(SeqCst)
-    }
-
-    /// Whether no heap job is queued anywhere. Roots not yet started do not count: they
-    /// have spawned nothing a barrier waits for.
-    pub(crate) fn no_jobs_queued(&self) -> bool {
-        !self.has_injected(false) && (0..self.workers()).all(|w| self.jobs_len(w) == 0)
-    }
-
-    /// The oldest job submitted from outside; a root only if `roots`. A root runs at the
-    /// bottom of a worker's stack, or above a task that waits for another pool's `run`:
-    /// taken up inside other waits, a root's barrier could wait for the very task that
-    /// the wait is for.
-    pub(crate) fn take_injected(&self, roots: bool) -> Option<JobRef> {
-        if !self.has_injected(roots) {
-            return None;
-        }
-        let mut q = lock(&self.injector);
-        let i = q.iter().position(|&(_, root)| roots || !root)?;
-        let (job, root) = q.remove(i).expect("the position is in the queue");
-        self.roots.fetch_sub(usize::from(root), SeqCst);
-        self.injected.store(q.len(), SeqCst);
-        Some(job)
-    }
-
-    /// Queues a heap job on worker `w`'s own job list and wakes a worker for it.
-    pub(crate) fn push_job(&self, w: usize, job: JobRef) {
-        self.push_job_quiet(w, job);
-        self.sleep.wake_one();
-    }
-
-    /// Queues a heap job on worker `w`'s own job list.
-    /// Returns how many jobs the list holds now.
-    pub(crate) fn push_job_quiet(&self, w: usize, job: JobRef) -> usize {
-        let info = &self.infos[w];
-        let mut q = lock(&info.jobs);
-        q.push_back(job);
-        info.jobs_len.store(q.len(), SeqCst);
-        q.len()
-    }
-
-    /// Takes a heap job of worker `w`: the newest if `own`, else the oldest.
-    pub(crate) fn take_job(&self, w: usize, own: bool) -> Option<JobRef> {
-        let info = &self.infos[w];
-        if info.jobs_len.load(Relaxed) == 0 {
-            return None;
-        }
-        let mut q = lock(&info.jobs);
-        let job = if own { q.pop_back() } else { q.pop_front() };
-        info.jobs_len.store(q.len(), Relaxed);
-        job
-    }
-
-    /// Takes the oldest heap job of worker `w`, or the older half of them.
-    pub(crate) fn take_oldest_jobs(&self, w: usize, half: bool) -> Vec<JobRef> {
-        let info = &self.infos[w];
-        if info.jobs_len.load(Relaxed) == 0 {
-            return Vec::new();
-        }
-        let mut q = lock(&info.jobs);
-        let k = if half {
-            q.len().div_ceil(2)
-        } else {
-            q.len().min(1)
-        };
-        let jobs: Vec<JobRef> = q.drain(..k).collect();
-        info.jobs_len.store(q.len(), Relaxed);
-        jobs
-    }
-
-    /// Posts `job` to worker `w` alone and wakes it (`broadcast`'s mailbox). The job
-    /// is never stolen; `w` takes it up in its scheduling loop or in any wait.
-    pub(crate) fn post(&self, w: usize, job: JobRef) {
-        let info = &self.infos[w];
-        lock(&info.mail).push(job);
-        info.has_mail.store(true, SeqCst);
-        self.sleep.wake(w);
-    }
-
-    /// A job posted to worker `w`, if any.
-    pub(crate) fn take_mail(&self, w: usize) -> Option<JobRef> {
-        let info = &self.infos[w];
-        if !info.has_mail.load(SeqCst) {
-            return None;
-        }
-        let mut q = lock(&info.mail);
-        let job = q.pop();
-        info.has_mail.store(!q.is_empty(), SeqCst);
-        job
-    }
-
-    /// Whether any work is visible to a thief (a sleeper's last look), counting roots
-    /// only if `roots`.
-    pub(crate) fn has_visible_work(&self, roots: bool) -> bool {
-        self.has_injected(roots)
-            || self
-                .infos
-                .iter()
-                .any(|i| i.jobs_len.load(SeqCst) > 0 || i.deque.has_shared())
-    }
-}
-
 /// A pool of worker threads.
 ///
 /// Dropping a pool waits until its detached tasks have finished (as [`Pool::barrier`]
@@ -542,9 +312,9 @@ where
         // is set, and the owner reads `out` only after it. The root is reached through the
         // raw pointer only: the owner may free it as soon as the latch is set.
         let f = unsafe { (*(*root).f.get()).take() }.expect("a root runs once");
-        let outer = w.root_running.replace(w.running());
+        let entered = w.frames().enter(Frame::Root);
         let out = panic::catch_unwind(AssertUnwindSafe(|| f(w)));
-        w.root_running.set(outer);
+        drop(entered);
         // SAFETY: as above.
         unsafe {
             *(*root).out.get() = Some(out);
@@ -574,7 +344,7 @@ impl Pool {
 
     /// The scheduler this pool runs.
     pub fn scheduler(&self) -> Scheduler {
-        self.registry.scheduler
+        self.registry.sched.kind()
     }
 
     /// Runs `f` on a worker of this pool and returns its result to the calling thread.
@@ -601,12 +371,12 @@ impl Pool {
         };
         // SAFETY: `root` outlives the job: this frame waits for the latch (and lets the
         // setter leave it) before returning, and the wait cannot unwind (a worker waiting
-        // here runs other tasks only under `Worker::busy`, which aborts on an unwind, and
+        // here runs other tasks only under `Worker::run_taken`, which aborts on an unwind, and
         // every task entry catches its panic); `F` and `R` are `Send`.
         let job =
             unsafe { JobRef::new((&root as *const Root<F, R>).cast(), Root::<F, R>::execute) };
         self.registry.in_flight.fetch_add(1, SeqCst);
-        self.registry.inject(job, true);
+        self.registry.inject_root(job);
         worker::wait_latch(&root.latch);
         self.registry.in_flight.fetch_sub(1, SeqCst);
         match root
@@ -635,6 +405,49 @@ impl Pool {
 
     pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.registry
+    }
+}
+
+impl Pool {
+    /// Spawns a `'static` task with no handle; [`Pool::barrier`] waits for it.
+    ///
+    /// A panic in the task is never lost. It goes to the panic handler if the pool was
+    /// built with [`PoolBuilder::panic_handler`](crate::PoolBuilder::panic_handler).
+    /// Otherwise the first such panic is re-raised by the next [`Pool::barrier`], or, if
+    /// no barrier runs before the pool is dropped, by `Pool::drop`; later ones before that
+    /// barrier are dropped. If the pool's last handle is dropped inside one of its own
+    /// tasks, nobody is left to re-raise it, and the process aborts with a message.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let pool = heist::Pool::builder().workers(2).build().unwrap();
+    /// let n = Arc::new(AtomicUsize::new(0));
+    /// for _ in 0..10 {
+    ///     let n = Arc::clone(&n);
+    ///     pool.spawn_detached(move |_| {
+    ///         n.fetch_add(1, Ordering::Relaxed);
+    ///     });
+    /// }
+    /// pool.barrier();
+    /// assert_eq!(n.load(Ordering::Relaxed), 10);
+    /// ```
+    pub fn spawn_detached<F: FnOnce(&Worker) + Send + 'static>(&self, f: F) {
+        crate::barrier::spawn(&self.registry, f);
+    }
+
+    /// Waits until every detached task spawned so far, and every detached task those
+    /// spawned, has finished; then re-raises the first panic among them, if any.
+    ///
+    /// Called from a worker of this pool, the worker keeps running tasks while it waits.
+    /// Called inside a task, it does not wait for a detached task that its worker was
+    /// running when it took this task up while waiting, since that one cannot finish
+    /// before the barrier returns. It must not be called inside a detached task (or its
+    /// join branches and scope tasks), which it would wait for: on the task's own worker
+    /// that panics, elsewhere it hangs. Call it from outside the pool or at the root of
+    /// [`Pool::run`] to wait for every detached task.
+    pub fn barrier(&self) {
+        crate::barrier::wait(&self.registry);
     }
 }
 

@@ -548,7 +548,7 @@ pub(crate) fn help(w: &Worker) -> bool {
     drop(board);
     // SAFETY: `enter` counted this worker as a helper, and the caller waits for its
     // helpers after taking the reduction off the board.
-    w.busy(|| unsafe { (*red).help(w) });
+    w.run_taken(|| unsafe { (*red).help(w) });
     true
 }
 

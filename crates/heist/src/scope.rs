@@ -137,7 +137,7 @@ impl<'scope> Scope<'scope> {
             _ => match worker::current_in(&shared.registry) {
                 // SAFETY: `current_in` returns this thread's live worker.
                 Some(w) => unsafe { (*w).push_job(job) },
-                None => shared.registry.inject(job, false),
+                None => shared.registry.inject(job),
             },
         }
     }

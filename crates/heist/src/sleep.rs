@@ -10,6 +10,7 @@
 //! wake-up costs one fence and one relaxed load, and takes no lock. A wake-up that the
 //! sleeper's last look does not cover is a hint, caught at worst by the sleep's timeout.
 
+use crate::frame::Roots;
 use crate::sync::{fence, AtomicUsize, Condvar, Mutex, MutexGuard};
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::PoisonError;
@@ -29,7 +30,7 @@ struct Parker {
 pub(crate) struct Sleep {
     sleepers: AtomicUsize,
     /// The sleepers, each with whether it may take up a root of `Pool::run`.
-    idle: Mutex<Vec<(usize, bool)>>,
+    idle: Mutex<Vec<(usize, Roots)>>,
     parkers: Box<[Parker]>,
 }
 
@@ -59,7 +60,7 @@ impl Sleep {
     pub(crate) fn sleep(
         &self,
         me: usize,
-        roots: bool,
+        roots: Roots,
         timeout: Option<Duration>,
         has_work: impl Fn() -> bool,
     ) {
@@ -130,12 +131,11 @@ impl Sleep {
     /// Wakes one sleeper that may take up a root of `Pool::run`, if any: one that waits
     /// inside a task could not take it, and would leave it to the others' timeouts.
     pub(crate) fn wake_for_root(&self) {
-        self.wake_last(|roots| roots);
+        self.wake_last(|roots| roots == Roots::Included);
     }
 
-    /// Wakes the sleeper that went to sleep last among those whose `roots` flag `pick`
-    /// accepts.
-    fn wake_last(&self, pick: impl Fn(bool) -> bool) {
+    /// Wakes the sleeper that went to sleep last among those whose `roots` `pick` accepts.
+    fn wake_last(&self, pick: impl Fn(Roots) -> bool) {
         if !self.anyone_asleep() {
             return;
         }

@@ -38,3 +38,13 @@ impl<T> RaceCell<T> {
         f(self.0.get())
     }
 }
+
+/// Keeps a field on its own cache lines (two, for adjacent-line prefetch).
+#[repr(align(128))]
+pub(crate) struct Padded<T>(pub(crate) T);
+
+/// Locks a std mutex, ignoring poisoning: every lock in heist guards state that a panic
+/// cannot leave half-written (queues, a first panic).
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -1,10 +1,14 @@
-//! The task descriptor of Lace (seed 001 §3.2) and Prell's thesis (000 §2.4): a fixed-size
-//! slot stored directly in the deque. A job that fits is written into the slot itself; a
-//! stolen job stays in place and its thief writes the result back over it. Heap jobs
-//! (scope spawns, detached tasks, roots) are a data pointer and a function pointer.
+//! The task descriptor of Lace ("Lace: non-blocking split deque for work-stealing", §3.2)
+//! and of Prell's thesis ("Embracing Explicit Communication in Work-Stealing Runtime
+//! Systems", §2.4): a fixed-size slot stored directly in the deque. A job that fits is
+//! written into the slot itself; a stolen job stays in place and its thief writes the
+//! result back over it. Heap jobs (scope spawns, detached tasks, roots) are a data pointer
+//! and a function pointer.
+//!
+//! A job runs with a context `C` that this module does not look into: the worker that
+//! runs it, in the runtime; nothing (`()`), in the deque's loom models.
 
 use crate::sync::{AtomicUsize, RaceCell};
-use crate::worker::Worker;
 use std::any::Any;
 use std::mem::{self, align_of, size_of, ManuallyDrop, MaybeUninit};
 use std::panic::{self, AssertUnwindSafe};
@@ -45,7 +49,7 @@ pub(crate) fn keep_first(first: &mut Option<Panic>, p: Panic) {
 
 /// Keeps the first panic in `first`; a later one is dropped after the lock is released.
 pub(crate) fn record_first(first: &std::sync::Mutex<Option<Panic>>, p: Panic) {
-    let mut first = crate::pool::lock(first);
+    let mut first = crate::sync::lock(first);
     let later = match *first {
         Some(_) => Some(p),
         None => {
@@ -95,11 +99,12 @@ impl Drop for AbortOnUnwind {
     }
 }
 
-/// What a slot's entry does: run the job on a worker (returns `None`), or take the
+/// What a slot's entry does: run the job with a context (returns `None`), or take the
 /// outcome of a finished job and drop it (returns the job's panic, or its result's).
 #[derive(Clone, Copy)]
 enum Op {
-    Run(*const Worker),
+    /// The job's context, erased: a `*const C` for the `C` it was put with.
+    Run(*const ()),
     Discard,
 }
 
@@ -140,18 +145,18 @@ impl Slot {
         }
     }
 
-    /// Writes `job` into the slot.
+    /// Writes `job`, which runs with a `&C`, into the slot.
     ///
     /// # Safety
     /// The caller is the deque's owner, the slot is not shared yet, and `fits::<B, R>()`.
     #[inline(always)]
-    pub(crate) unsafe fn put<B, R>(&self, job: B)
+    pub(crate) unsafe fn put<C, B, R>(&self, job: B)
     where
-        B: FnOnce(&Worker) -> R + Send,
+        B: FnOnce(&C) -> R + Send,
         R: Send,
     {
         // SAFETY: the caller's contract.
-        unsafe { self.put_with::<B, R>(job, execute::<B, R>) }
+        unsafe { self.put_with::<B, R>(job, execute::<C, B, R>) }
     }
 
     /// Writes `job` and the entry a thief runs it through.
@@ -209,14 +214,15 @@ impl Slot {
         }
     }
 
-    /// Runs a stolen job on worker `w` and publishes its outcome. A panic of the job is
-    /// part of the outcome: this never unwinds.
+    /// Runs a stolen job with `cx` and publishes its outcome. A panic of the job is part
+    /// of the outcome: this never unwinds.
     ///
     /// # Safety
-    /// The caller won the steal of this slot and has written its index to `thief`.
-    pub(crate) unsafe fn run_stolen(&self, w: &Worker) {
+    /// The caller won the steal of this slot and has written its index to `thief`; the job
+    /// was put with context type `C`.
+    pub(crate) unsafe fn run_stolen<C>(&self, cx: &C) {
         // SAFETY: the caller's contract.
-        unsafe { self.call(Op::Run(w)) };
+        unsafe { self.call(Op::Run((cx as *const C).cast())) };
     }
 
     /// Calls the slot's type-erased entry.
@@ -255,10 +261,11 @@ impl Slot {
     /// forgotten: the panic goes to the scope).
     ///
     /// # Safety
-    /// The owner popped this slot privately and it still holds its job.
-    pub(crate) unsafe fn run_and_discard(&self, w: &Worker) -> Option<Panic> {
+    /// The owner popped this slot privately, it still holds its job, and the job was put
+    /// with context type `C`.
+    pub(crate) unsafe fn run_and_discard<C>(&self, cx: &C) -> Option<Panic> {
         // SAFETY: the caller's contract matches `run_stolen`'s: nobody else has the slot.
-        unsafe { self.run_stolen(w) };
+        unsafe { self.run_stolen(cx) };
         // SAFETY: `run_stolen` wrote the outcome on this thread.
         unsafe { self.discard_outcome() }
     }
@@ -282,20 +289,20 @@ impl Slot {
 ///
 /// # Safety
 /// `slot` points to a live slot that the caller has to itself and that was filled by
-/// `put::<B, R>`. For `Run(w)`: the slot still holds its job, the caller claimed it (a
-/// steal, a relay hand-out, or the owner's private pop), and `w` is the live worker of
-/// this thread. For `Discard`: the job has run and its outcome has not been taken.
-unsafe fn execute<B, R>(slot: *const Slot, op: Op) -> Option<Panic>
+/// `put::<C, B, R>`. For `Run(cx)`: the slot still holds its job, the caller claimed it (a
+/// steal, a relay hand-out, or the owner's private pop), and `cx` points to a `C` that is
+/// live for this call. For `Discard`: the job has run and its outcome has not been taken.
+unsafe fn execute<C, B, R>(slot: *const Slot, op: Op) -> Option<Panic>
 where
-    B: FnOnce(&Worker) -> R + Send,
+    B: FnOnce(&C) -> R + Send,
     R: Send,
 {
     match op {
-        Op::Run(w) => {
-            // SAFETY: the contract above: the worker is live for this call, and the slot
+        Op::Run(cx) => {
+            // SAFETY: the contract above: the context is live for this call, and the slot
             // holds a `B` put with `R` that the caller may take.
-            let (job, w) = unsafe { ((*slot).take::<B, R>(), &*w) };
-            let out = panic::catch_unwind(AssertUnwindSafe(|| job(w)));
+            let (job, cx) = unsafe { ((*slot).take::<B, R>(), &*cx.cast::<C>()) };
+            let out = panic::catch_unwind(AssertUnwindSafe(|| job(cx)));
             // SAFETY: claimed, and the job has been moved out.
             unsafe { Slot::finish::<B, R>(slot, out) };
             None
@@ -315,72 +322,38 @@ where
     }
 }
 
-/// A type-erased job that lives outside the deque: a root, a scope spawn, a detached task.
-#[derive(Clone, Copy)]
-pub(crate) struct JobRef {
+/// A type-erased job that lives outside the deque (a root, a scope spawn, a detached
+/// task), run with a `&C`.
+pub(crate) struct JobRef<C> {
     data: *const (),
-    exec: unsafe fn(*const (), &Worker),
+    exec: unsafe fn(*const (), &C),
 }
+
+impl<C> Clone for JobRef<C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C> Copy for JobRef<C> {}
 
 // SAFETY: a `JobRef` is only made from jobs that are `Send` (see `JobRef::new`), and it is
 // executed exactly once, on whichever worker takes it.
-unsafe impl Send for JobRef {}
+unsafe impl<C> Send for JobRef<C> {}
 
-impl JobRef {
+impl<C> JobRef<C> {
     /// # Safety
-    /// `data` stays valid until `exec(data, w)` has run, which must happen exactly once,
+    /// `data` stays valid until `exec(data, cx)` has run, which must happen exactly once,
     /// and whatever `data` points to may be used from another thread. `exec` must not
     /// unwind: it catches the job's panic and hands it on (workers abort otherwise).
-    pub(crate) unsafe fn new(data: *const (), exec: unsafe fn(*const (), &Worker)) -> JobRef {
+    pub(crate) unsafe fn new(data: *const (), exec: unsafe fn(*const (), &C)) -> JobRef<C> {
         JobRef { data, exec }
     }
 
     /// # Safety
     /// Called exactly once per job.
-    pub(crate) unsafe fn execute(self, w: &Worker) {
+    pub(crate) unsafe fn execute(self, cx: &C) {
         // SAFETY: the contract of `new`.
-        unsafe { (self.exec)(self.data, w) }
+        unsafe { (self.exec)(self.data, cx) }
     }
-}
-
-/// Test hooks for the loom models of the deque, which cannot build a `Worker`.
-#[cfg(all(test, loom))]
-impl Slot {
-    /// `put` for a job that takes no worker.
-    ///
-    /// # Safety
-    /// As for `put`.
-    pub(crate) unsafe fn put_detached<B, R>(&self, job: B)
-    where
-        B: FnOnce() -> R + Send,
-        R: Send,
-    {
-        // SAFETY: as in `put`.
-        unsafe { self.put_with::<B, R>(job, execute_detached::<B, R>) }
-    }
-
-    /// `run_stolen` for a slot filled by `put_detached`.
-    ///
-    /// # Safety
-    /// As for `run_stolen`.
-    pub(crate) unsafe fn run_stolen_detached(&self) {
-        // SAFETY: as in `run_stolen`; the detached entry never reads the worker.
-        unsafe { self.call(Op::Run(ptr::null())) };
-    }
-}
-
-/// `execute` for a job that takes no worker (loom models only).
-#[cfg(all(test, loom))]
-unsafe fn execute_detached<B, R>(slot: *const Slot, op: Op) -> Option<Panic>
-where
-    B: FnOnce() -> R + Send,
-    R: Send,
-{
-    assert!(matches!(op, Op::Run(_)), "the loom models never discard");
-    // SAFETY: as in `execute`.
-    let job = unsafe { (*slot).take::<B, R>() };
-    let out = panic::catch_unwind(AssertUnwindSafe(job));
-    // SAFETY: as in `execute`.
-    unsafe { Slot::finish::<B, R>(slot, out) };
-    None
 }

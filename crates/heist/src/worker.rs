@@ -1,10 +1,12 @@
-//! The per-thread worker context and its scheduling loop: `join` (Lace's SPAWN/SYNC,
-//! seed 001 §4), stealing, leapfrogging while a stolen task runs (Lace §4.3, with random
-//! steals as fallback), and the idle back-off that ends in sleep.
+//! The per-thread worker context and its scheduling loop: `join` (SPAWN and SYNC of
+//! "Lace: non-blocking split deque for work-stealing", §4), waiting for a stolen task,
+//! looking for work, and the idle back-off that ends in sleep. Where the schedulers
+//! differ, the worker asks the seam (`sched.rs`).
 
-use crate::lace::deque::{Deque, Home, Owner, Pop, Steal};
+use crate::frame::{Frame, Frames, Roots};
 use crate::latch::Latch;
-use crate::pool::{Registry, Scheduler, WorkerInfo};
+use crate::registry::{Registry, WorkerInfo};
+use crate::sched::{Deque, Home, Owner, Pop, Sched, Schedule};
 use crate::sleep::{SPIN_ROUNDS, YIELD_ROUNDS};
 use crate::stats::{stat, Stopwatch};
 use crate::task::{self, JobRef, Slot, DONE};
@@ -17,13 +19,12 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// A heap job, run by a worker.
+pub(crate) type Job = JobRef<Worker>;
+
 thread_local! {
     static CURRENT: Cell<*const Worker> = const { Cell::new(ptr::null()) };
 }
-
-/// Consecutive failed steals from the thief before a leapfrogging owner tries a random
-/// victim (Lace §4.3).
-const LEAP_TRIES: u32 = 32;
 
 /// The context of one worker thread, handed to every task it runs.
 ///
@@ -33,21 +34,10 @@ const LEAP_TRIES: u32 = 32;
 pub struct Worker {
     index: usize,
     registry: Arc<Registry>,
-    owner: Owner<Seated>,
+    owner: Owner<InWorkerSeat>,
     rng: Cell<u64>,
-    pub(crate) relay: crate::relay::Local,
-    /// The innermost `Worker::futures` scope running on this worker, if any.
-    pub(crate) futures_scope: Cell<*const ()>,
-    /// How many detached tasks this worker is running (nested through waits).
-    pub(crate) detached_depth: Cell<u32>,
-    /// `running` while the innermost detached task on this worker runs, else 0.
-    pub(crate) detached_running: Cell<u32>,
-    /// `running` while the innermost root task of `Pool::run` on this worker runs, else 0.
-    pub(crate) root_running: Cell<u32>,
-    /// The `running` at which this worker may take up roots of `Pool::run`: 0, or that of
-    /// a task waiting for another pool's `run` (which may need a root of ours first).
-    root_level: Cell<u32>,
-    running: Cell<u32>,
+    /// What this worker is inside: the tasks it took up and the waits it sits in.
+    frames: Frames,
     /// Addresses that lie in this worker's thread stack and in no other (`Scope::worker`).
     stack: (usize, usize),
     _not_send: PhantomData<*const ()>,
@@ -85,9 +75,8 @@ pub(crate) fn wait_latch(latch: &Latch) {
     with_current(|w| match w {
         // A worker of another pool: what it waits for may call back into its own pool.
         Some(w) => {
-            let outer = w.root_level.replace(w.running());
+            let _wait = w.frames.enter(Frame::OtherPool);
             w.wait_until(|| latch.probe());
-            w.root_level.set(outer);
         }
         None => latch.wait(),
     })
@@ -95,12 +84,12 @@ pub(crate) fn wait_latch(latch: &Latch) {
 
 /// Where a worker's `Owner` lives: inside its `Worker`, which `main` builds in the seat
 /// of its `WorkerInfo`, beside the deque the owner is for.
-pub(crate) struct Seated;
+pub(crate) struct InWorkerSeat;
 
-// SAFETY: `main` is the only place a `Worker`, and so an `Owner<Seated>`, is made; it
+// SAFETY: `main` is the only place a `Worker`, and so an `Owner<InWorkerSeat>`, is made; it
 // builds it in place in `infos[index].seat`, whose `deque` is the one the owner is for,
 // and checks `is_home` before any owner operation.
-unsafe impl Home for Seated {
+unsafe impl Home for InWorkerSeat {
     const GATE_OFFSET: isize = (offset_of!(WorkerInfo, deque) + Deque::GATE_OFFSET) as isize
         - (offset_of!(WorkerInfo, seat) + offset_of!(Worker, owner)) as isize;
 }
@@ -111,11 +100,10 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
     // the worker's own `Arc` is the last one otherwise.
     let keep = Arc::clone(&registry);
     let info = &keep.infos[index];
-    let relay = registry.scheduler == Scheduler::Relay;
     // SAFETY: the deque and counters live in the registry, which `keep` holds for as long
     // as the `Owner` exists; no other owner of this deque is made, and the owner is used
     // only after it is placed in the seat (checked below).
-    let owner = unsafe { Owner::new(&info.deque, &info.counters, relay) };
+    let owner = unsafe { Owner::new(&info.deque, &info.counters) };
     let seat = info.seat.get();
     // SAFETY: only this thread touches the seat (see `Seat`), and it is empty: each index
     // gets one thread.
@@ -127,13 +115,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
             rng: Cell::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
             ),
-            relay: crate::relay::Local::default(),
-            futures_scope: Cell::new(ptr::null()),
-            detached_depth: Cell::new(0),
-            detached_running: Cell::new(0),
-            root_running: Cell::new(0),
-            root_level: Cell::new(0),
-            running: Cell::new(0),
+            frames: Frames::new(),
             stack: stack_bounds().unwrap_or((0, 0)),
             _not_send: PhantomData,
         })
@@ -142,6 +124,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
         w.owner.is_home(),
         "heist: a worker's owner is not beside its deque"
     );
+    w.sched().start(w);
     CURRENT.with(|c| c.set(w));
     let (lo, hi) = w.owner.hot_words();
     colour_stack(lo, hi, COLOUR_TRIES, &mut || w.run_loop());
@@ -288,7 +271,7 @@ impl Worker {
         };
         // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and
         // `fits::<B, RB>()` holds.
-        unsafe { slot.put::<B, RB>(b) };
+        unsafe { slot.put::<Worker, B, RB>(b) };
         self.owner.advance(slot);
         self.run_and_sync::<A, B, RA, RB>(a, slot)
     }
@@ -345,7 +328,7 @@ impl Worker {
         };
         // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and the
         // caller checked `fits::<B, RB>()`.
-        unsafe { slot.put::<B, RB>(b) };
+        unsafe { slot.put::<Worker, B, RB>(b) };
         self.owner.advance(slot);
         Ok(slot)
     }
@@ -363,7 +346,7 @@ impl Worker {
             return Err(b);
         };
         // SAFETY: as in `push_task`.
-        unsafe { slot.put::<B, RB>(b) };
+        unsafe { slot.put::<Worker, B, RB>(b) };
         if self.owner.push() {
             self.push_slow();
         }
@@ -420,22 +403,13 @@ impl Worker {
     #[cold]
     #[inline(never)]
     fn push_slow(&self) {
-        match self.registry.scheduler {
-            Scheduler::Lace => {
-                self.owner.push_slow();
-                self.registry.sleep.wake_one();
-            }
-            Scheduler::Relay => crate::relay::poll(self),
-        }
+        self.sched().push_slow(self);
     }
 
     #[cold]
     #[inline(never)]
     fn pop_slow(&self) -> Pop {
-        match self.registry.scheduler {
-            Scheduler::Lace => self.owner.pop_slow(),
-            Scheduler::Relay => crate::relay::pop_slow(self),
-        }
+        self.sched().pop_slow(self)
     }
 
     /// Leapfrogs until the thief of `slot` is done, then takes the outcome.
@@ -446,35 +420,33 @@ impl Worker {
         unsafe { slot.take_outcome::<B, RB>() }
     }
 
-    /// Waits for the thief of the top slot `slot`, then pops it (Lace `pop_stolen`).
-    /// Meanwhile it steals from the thief, whose work is what `slot` waits for, and after
-    /// `LEAP_TRIES` failures in a row from a random victim (Lace §4.3).
+    /// Waits for the thief of the top slot `slot`, working meanwhile, then pops it.
     pub(crate) fn await_done(&self, slot: &Slot) {
-        let mut fails = 0u32;
+        self.sched().await_stolen(self, slot);
+    }
+
+    /// Works until the thief of `slot` has finished it: `attempt(thief)` is one try at
+    /// other work, given the thief's index (the scheduler's way of leapfrogging); between
+    /// failed tries the worker backs off.
+    pub(crate) fn wait_for_thief(&self, slot: &Slot, mut attempt: impl FnMut(usize) -> bool) {
         let mut idle = 0u32;
         loop {
             let thief = slot.thief.load(Acquire);
             if thief == DONE {
-                break;
+                return;
             }
             let t = Stopwatch::start();
             let found = if thief == 0 {
                 std::hint::spin_loop();
                 false
-            } else if self.run_mail() {
-                // A broadcast may be what the thief waits for.
-                true
-            } else if fails < LEAP_TRIES {
-                self.steal_from(thief - 1)
             } else {
-                fails = 0;
-                self.steal_random()
+                // A broadcast may be what the thief waits for.
+                self.run_mail() || attempt(thief - 1)
             };
             if found {
                 stat!(self.counters(), leaps);
                 idle = 0;
             } else {
-                fails += 1;
                 idle += 1;
                 self.back_off(idle, Some(Duration::from_micros(200)), || {
                     slot.thief.load(Acquire) == DONE
@@ -482,7 +454,6 @@ impl Worker {
                 stat!(self.counters(), idle_ns, t.ns());
             }
         }
-        self.owner.pop_stolen();
     }
 
     /// Pops the top slot, `top`; true if it was still private.
@@ -498,31 +469,29 @@ impl Worker {
     /// scope, a leapfrogging `join`, another pool's `run`), whose frames tasks on other
     /// workers may borrow. Every task entry catches its panic and hands it on; should one
     /// still unwind, the process aborts here rather than unwind through those frames.
-    pub(crate) fn busy<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.running.set(self.running.get() + 1);
+    pub(crate) fn run_taken<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _task = self.frames.enter(Frame::Task);
         let guard = task::AbortOnUnwind;
         let r = f();
         mem::forget(guard);
-        self.running.set(self.running.get() - 1);
         r
     }
 
-    /// Whether this worker may take up a root of `Pool::run` now: at the bottom of its
-    /// stack, or while a task waits for another pool's `run` (see `Registry::take_injected`).
-    pub(crate) fn may_take_roots(&self) -> bool {
-        self.running() == self.root_level.get()
+    /// What this worker is inside.
+    pub(crate) fn frames(&self) -> &Frames {
+        &self.frames
     }
 
-    /// The number of tasks taken from a queue or a steal that this worker is running.
-    pub(crate) fn running(&self) -> u32 {
-        self.running.get()
+    /// Which jobs from outside this worker may take up now (`Frames::may_take_roots`).
+    pub(crate) fn roots(&self) -> Roots {
+        self.frames.roots()
     }
 
     /// Handles waiting steal requests (relay; a no-op under Lace). See [`crate::poll`].
     #[inline]
     pub fn poll(&self) {
-        if self.registry.scheduler == Scheduler::Relay && self.owner.flag_raised() {
-            crate::relay::poll(self);
+        if self.owner.gate_raised() {
+            self.sched().poll(self);
         }
     }
 
@@ -552,32 +521,16 @@ impl Worker {
             for _ in 0..(1 << (idle / 16).min(6)) {
                 std::hint::spin_loop();
             }
-        } else if idle < SPIN_ROUNDS + YIELD_ROUNDS || crate::relay::awaiting_reply(self) {
-            // A relay thief whose request is out expects an answer within a few
-            // forwards: sleeping would add a wake-up to every steal.
+        } else if idle < SPIN_ROUNDS + YIELD_ROUNDS || self.sched().stay_awake(self) {
             std::thread::yield_now();
         } else {
             stat!(self.counters(), sleeps);
             let r = &self.registry;
             let me = &r.infos[self.index];
-            let relay = r.scheduler == Scheduler::Relay;
-            // A relay thief in back-off wakes when it may ask again.
-            let timeout = match (timeout, crate::relay::backoff_left(self)) {
-                (Some(t), Some(b)) => Some(t.min(b)),
-                (t, b) => t.or(b),
-            };
-            let roots = self.may_take_roots();
-            r.sleep.sleep(self.index, roots, timeout, || {
-                // Under relay, work elsewhere is no reason to stay up: it arrives only
-                // through this worker's channels (or, for the manager, the injector).
-                let visible = if relay {
-                    crate::relay::takes_injected(self) && r.has_injected(roots)
-                } else {
-                    r.has_visible_work(roots)
-                };
-                visible
+            let timeout = self.sched().sleep_timeout(self, timeout);
+            r.sleep.sleep(self.index, self.roots(), timeout, || {
+                self.sched().work_visible(self)
                     || done()
-                    || me.channels.pending()
                     || me.has_mail.load(SeqCst)
                     || r.terminate.load(Relaxed)
             });
@@ -594,7 +547,7 @@ impl Worker {
             }
             idle += 1;
             let r = &self.registry;
-            let in_flight = || r.in_flight.load(Relaxed) > 0 || crate::relay::barrier_pending(r);
+            let in_flight = || r.in_flight.load(Relaxed) > 0 || r.sched.barrier_pending();
             let busy = in_flight();
             let timeout = busy.then(|| Duration::from_millis(2));
             // Asleep without a timeout, only work coming in flight ends the sleep.
@@ -617,17 +570,17 @@ impl Worker {
         }
         let r = &self.registry;
         if let Some(job) = r
-            .take_job(self.index, true)
-            .or_else(|| self.take_injected())
+            .take_newest_job(self.index)
+            .or_else(|| self.sched().take_injected(self))
         {
             // SAFETY: every queued `JobRef` is taken exactly once.
-            self.busy(|| unsafe { job.execute(self) });
+            self.run_taken(|| unsafe { job.execute(self) });
             return true;
         }
         if crate::reduce::help(self) {
             return true;
         }
-        if self.steal_random() {
+        if self.sched().steal(self, self.random_victim()) {
             stat!(self.counters(), steals);
             // A hint: there may be more where this came from.
             r.sleep.wake_one();
@@ -643,60 +596,21 @@ impl Worker {
             return false;
         };
         // SAFETY: every posted `JobRef` is taken exactly once.
-        self.busy(|| unsafe { job.execute(self) });
+        self.run_taken(|| unsafe { job.execute(self) });
         true
     }
 
-    fn steal_random(&self) -> bool {
+    /// A victim picked at random among the other workers; `None` if there are none.
+    pub(crate) fn random_victim(&self) -> Option<usize> {
         let n = self.registry.workers();
         if n == 1 {
-            if self.registry.scheduler == Scheduler::Relay {
-                crate::relay::poll(self);
-            }
-            return false;
+            return None;
         }
         let mut v = self.next_random() as usize % (n - 1);
         if v >= self.index {
             v += 1;
         }
-        self.steal_from(v)
-    }
-
-    /// One steal attempt on `victim`: its deque, then its job list.
-    fn steal_from(&self, victim: usize) -> bool {
-        let info = &self.registry.infos[victim];
-        match self.registry.scheduler {
-            Scheduler::Lace => {
-                if let Steal::Taken(slot) = info.deque.steal() {
-                    slot.thief.store(self.index + 1, Relaxed);
-                    // SAFETY: the CAS in `steal` gave this worker the slot.
-                    self.busy(|| unsafe { slot.run_stolen(self) });
-                    return true;
-                }
-            }
-            Scheduler::Relay => {
-                if crate::relay::steal(self, victim) {
-                    return true;
-                }
-            }
-        }
-        if self.registry.scheduler == Scheduler::Lace {
-            if let Some(job) = self.registry.take_job(victim, false) {
-                // SAFETY: every queued `JobRef` is taken exactly once.
-                self.busy(|| unsafe { job.execute(self) });
-                return true;
-            }
-        }
-        false
-    }
-
-    /// A job submitted from outside; under relay only the manager takes them, so that
-    /// termination detection sees every way work enters the pool.
-    fn take_injected(&self) -> Option<JobRef> {
-        match self.registry.scheduler {
-            Scheduler::Lace => self.registry.take_injected(self.may_take_roots()),
-            Scheduler::Relay => crate::relay::take_injected(self),
-        }
+        Some(v)
     }
 
     pub(crate) fn next_random(&self) -> u64 {
@@ -716,29 +630,19 @@ impl Worker {
         &self.registry
     }
 
-    pub(crate) fn owner(&self) -> &Owner<Seated> {
+    pub(crate) fn owner(&self) -> &Owner<InWorkerSeat> {
         &self.owner
     }
 
+    /// The scheduler of this worker's pool.
+    #[inline]
+    pub(crate) fn sched(&self) -> &Sched {
+        &self.registry.sched
+    }
+
     /// Queues a heap job where this worker will find it first and thieves can take it.
-    pub(crate) fn push_job(&self, job: JobRef) {
-        match self.registry.scheduler {
-            Scheduler::Lace => self.registry.push_job(self.index, job),
-            Scheduler::Relay => {
-                // Thieves get heap jobs by asking; a producer that spawns in a loop
-                // answers them here, like a push does.
-                let queued = self.registry.push_job_quiet(self.index, job);
-                self.poll();
-                // Workers backing off (asleep or not yet) should ask at once when the list
-                // fills again; once per filling, so that spawning in a loop does not write
-                // a pool-wide word per job.
-                let r = &self.registry;
-                if queued == 1 {
-                    r.news.fetch_add(1, Relaxed);
-                }
-                r.sleep.wake_one();
-            }
-        }
+    pub(crate) fn push_job(&self, job: Job) {
+        self.sched().push_job(self, job);
     }
 }
 

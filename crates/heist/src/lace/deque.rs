@@ -1,31 +1,29 @@
-//! Lace's non-blocking split deque (seed 001 §3–4). Positions below `split` are shared
+//! Lace's non-blocking split deque ("Lace: non-blocking split deque for work-stealing",
+//! §3–4). Positions below `split` are shared
 //! and may be stolen by a CAS on the packed `{tail, split}` word; positions from `split`
 //! to `head` are private. The owner moves `split` up when a thief asks (grow) and down
 //! when it runs out of private work (shrink). Grow and shrink are CAS loops on the packed
 //! word rather than Lace's 32-bit store into half of it, which Rust's memory model does
 //! not allow; the shrink CAS is the one fence of the protocol.
 //!
-//! The owner's fast paths compare `head` with two gate words and nothing else: push with
-//! `limit` (the array's end, or its start to force the slow path) and pop with `floor`
-//! (the private part's start, or the array's end to force the slow path). A thief's
-//! split request (Lace's `splitreq`) is a store of `limit := start`, so "full" and
-//! "asked to share" cost one compare together. The relay scheduler uses the same gates
-//! for "a steal request is waiting", so that it polls at every push and pop. The owner
+//! The owner's fast paths compare `head` with the two words of the gate and nothing else:
+//! push with `limit` (the array's end, or its start to force the slow path) and pop with
+//! `floor` (the private part's start, or the array's end to force the slow path). A thief
+//! that finds nothing shared raises the gate (Lace's split request, `splitreq`) by a store
+//! of `limit := start`, so "full" and "asked to share" cost one compare together. The
+//! relay scheduler raises the same gate for "a steal request is waiting", so that the
+//! owner polls at its next push or pop. The owner
 //! sits at a fixed offset from its deque's gate (`Home`), so the compare needs no pointer
 //! load either.
 
 use crate::stats::{stat, Counters};
-use crate::sync::{AtomicBool, AtomicPtr, AtomicU64};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Padded};
 use crate::task::Slot;
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::mem::{self, offset_of};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
-
-/// Keeps a field on its own cache lines (two, for adjacent-line prefetch).
-#[repr(align(128))]
-pub(crate) struct Padded<T>(pub(crate) T);
 
 fn pack(tail: u32, split: u32) -> u64 {
     u64::from(tail) | (u64::from(split) << 32)
@@ -57,7 +55,7 @@ pub(crate) enum Steal<'a> {
     Taken(&'a Slot),
     /// Lost a race with another thief or the owner; the deque may still have work.
     Busy,
-    /// Nothing shared (a split request has been left for the owner).
+    /// Nothing shared (the gate has been raised for the owner to share more).
     Empty,
 }
 
@@ -105,7 +103,8 @@ impl Deque {
                 Err(_) => Steal::Busy,
             };
         }
-        // Lace's split request; tested first so idle thieves do not keep taking the line.
+        // Raise the gate (Lace's split request); tested first so that idle thieves do not
+        // keep taking the line.
         let limit = &self.gate.0.limit;
         if limit.load(Relaxed) != self.start() {
             limit.store(self.start(), Relaxed);
@@ -113,9 +112,9 @@ impl Deque {
         Steal::Empty
     }
 
-    /// Sends the owner's next push and pop to their slow paths (relay: a steal request
-    /// has been queued for it).
-    pub(crate) fn raise_flag(&self) {
+    /// Raises the gate: sends the owner's next push and pop to their slow paths (relay: a
+    /// steal request has been queued for it).
+    pub(crate) fn raise_gate(&self) {
         self.gate.0.limit.store(self.start(), Relaxed);
         self.gate.0.floor.store(self.end(), Relaxed);
     }
@@ -155,9 +154,6 @@ pub(crate) struct Owner<H: Home> {
     end: *const Slot,
     base: *const Slot,
     o_allstolen: Cell<bool>,
-    /// Relay mode (seed 000): no thief touches the deque; `o_split` is the boundary below
-    /// which the owner has handed tasks out in answer to steal requests.
-    relay: bool,
     dq: NonNull<Deque>,
     counters: NonNull<Counters>,
     _home: PhantomData<H>,
@@ -167,28 +163,34 @@ impl<H: Home> Owner<H> {
     /// # Safety
     /// `dq` and `counters` outlive the `Owner`, only this `Owner` calls the owner
     /// operations on `dq`, and it does so only once it has been placed where `H` says.
-    pub(crate) unsafe fn new(dq: &Deque, counters: &Counters, relay: bool) -> Owner<H> {
+    pub(crate) unsafe fn new(dq: &Deque, counters: &Counters) -> Owner<H> {
         let base = dq.start();
         // `gate_addr` reaches the gate from the owner's address, outside the owner, so it
         // takes up this provenance of the gate: exposed here, for the deque's lifetime.
         let _ = (&dq.gate.0 as *const Gate).expose_provenance();
         // Likewise the slot array's, for `slot_ptr`.
         let _ = base.expose_provenance();
-        // Lace starts all-stolen, so its first push publishes; relay starts open.
-        let limit = if relay { dq.end() } else { base };
-        dq.gate.0.limit.store(limit, Relaxed);
+        // All stolen, with the gate raised: the first push takes the slow path.
+        dq.gate.0.limit.store(base, Relaxed);
         dq.gate.0.floor.store(base, Relaxed);
         Owner {
             head: Cell::new(base),
             o_split: Cell::new(base),
             end: dq.end(),
             base,
-            o_allstolen: Cell::new(!relay),
-            relay,
+            o_allstolen: Cell::new(true),
             dq: NonNull::from(dq),
             counters: NonNull::from(counters),
             _home: PhantomData,
         }
+    }
+
+    /// For an owner whose deque no thief touches (relay: tasks leave only when the owner
+    /// hands them out): nothing is ever published, so a push takes the slow path only
+    /// while the gate is raised. The gate stays raised from `new`, so the first push
+    /// looks at whatever was asked before this owner existed.
+    pub(crate) fn start_private(&self) {
+        self.o_allstolen.set(false);
     }
 
     /// Whether this owner sits where `H` says, so that `gate` finds its deque's gate.
@@ -414,20 +416,24 @@ impl<H: Home> Owner<H> {
     /// Releases the top slot after its thief finished (Lace `pop_stolen`): everything
     /// below it is stolen as well.
     pub(crate) fn pop_stolen(&self) {
-        // SAFETY: the stolen slot is at `head - 1 >= base`.
+        self.pop_handed_out();
+        self.set_allstolen();
+    }
+
+    /// Releases the top slot of a private deque (`start_private`) after the thief it was
+    /// handed out to finished: everything below it was handed out as well.
+    pub(crate) fn pop_handed_out(&self) {
+        // SAFETY: the finished slot is at `head - 1 >= base`.
         let head = unsafe { self.head.get().sub(1) };
         self.head.set(head);
         self.set_split(head);
-        if !self.relay {
-            self.set_allstolen();
-        }
     }
 
-    /// The slot at the top of the deque and the number of slots below it, if any.
-    pub(crate) fn top(&self) -> Option<(&Slot, u32)> {
+    /// The slot at the top of the deque, if any.
+    pub(crate) fn top(&self) -> Option<&Slot> {
         let head = self.head.get();
         // SAFETY: `head > base`, so `head - 1` is a live slot of the array.
-        (head > self.base).then(|| unsafe { (&*head.sub(1), self.index(head) - 1) })
+        (head > self.base).then(|| unsafe { &*head.sub(1) })
     }
 
     /// The number of slots in use.
@@ -443,15 +449,16 @@ impl<H: Home> Owner<H> {
     /// Relay: hands the `k` oldest private tasks out; returns a pointer to the first of
     /// them that reaches all `k` (a `&Slot` would reach the first only).
     pub(crate) fn hand_out(&self, k: u32) -> *const Slot {
-        debug_assert!(self.relay && k >= 1 && k <= self.private_len());
+        debug_assert!(!self.o_allstolen.get() && k >= 1 && k <= self.private_len());
         let first = self.o_split.get();
         // SAFETY: `o_split + k <= head`, inside the slot array.
         self.set_split(unsafe { first.add(k as usize) });
         first
     }
 
-    /// Relay: the pop after polling; the top task is ours unless it was handed out.
-    pub(crate) fn relay_pop(&self) -> Pop {
+    /// The pop of a private deque (`start_private`) after polling: the top task is ours
+    /// unless it was handed out.
+    pub(crate) fn pop_unless_handed_out(&self) -> Pop {
         let head = self.head.get();
         if head > self.o_split.get() {
             // SAFETY: `head > o_split >= base`.
@@ -461,13 +468,14 @@ impl<H: Home> Owner<H> {
         Pop::Stolen
     }
 
-    /// Whether the gate is raised (relay: a steal request may be waiting).
-    pub(crate) fn flag_raised(&self) -> bool {
+    /// Whether the gate is raised: a thief asks to share (Lace), a steal request may be
+    /// waiting (relay), the deque is full, or (Lace) it is all stolen.
+    pub(crate) fn gate_raised(&self) -> bool {
         self.gate().limit.load(Relaxed).cast_const() == self.base
     }
 
-    /// Relay: opens the gates before the owner drains its request channel.
-    pub(crate) fn clear_flag(&self) {
+    /// Lowers the gate (relay: before the owner drains its request channel).
+    pub(crate) fn lower_gate(&self) {
         self.open();
     }
 

@@ -19,9 +19,8 @@
 //! execution can do, and reports a hang that is not there. One `Empty` per thief keeps
 //! the models sound; the grow model uses a second thief to take what the grow shared.
 //!
-//! The thief side uses two test hooks on `Slot` (`put_detached`, `run_stolen_detached`
-//! in `task.rs`), because `Slot::run_stolen` needs a `&Worker`, which a model cannot
-//! build.
+//! Jobs run with the empty context `()`: a slot does not care what its jobs run with,
+//! so the models need no `Worker`.
 //!
 //! Run with `.ci/loom` (`RUSTFLAGS="--cfg loom" cargo test -p heist --release --lib loom`).
 //! The preemption bound is [`PREEMPTIONS`] unless `LOOM_MAX_PREEMPTIONS` is set.
@@ -68,8 +67,8 @@ fn expected(id: usize) -> u64 {
 }
 
 /// The job of task `id`: count the run, return `expected(id)`.
-fn job(runs: Arc<Runs>, id: usize) -> impl FnOnce() -> u64 + Send + 'static {
-    move || {
+fn job(runs: Arc<Runs>, id: usize) -> impl FnOnce(&()) -> u64 + Send + 'static {
+    move |_| {
         runs.runs[id].fetch_add(1, Relaxed);
         expected(id)
     }
@@ -114,7 +113,7 @@ struct OwnerSide<'a, B> {
 
 impl<'a, B> OwnerSide<'a, B>
 where
-    B: FnOnce() -> u64 + Send + 'static,
+    B: FnOnce(&()) -> u64 + Send + 'static,
 {
     fn new(owner: &'a Owner<Place>, runs: &Arc<Runs>, make: fn(Arc<Runs>, usize) -> B) -> Self {
         assert!(fits::<B, u64>(), "the model's job must fit in a slot");
@@ -137,7 +136,7 @@ where
         if let Some(slot) = self.owner.fast_slot() {
             // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and
             // the job fits (checked in `new`).
-            unsafe { slot.put_detached::<B, u64>(job) };
+            unsafe { slot.put::<(), B, u64>(job) };
             self.owner.advance(slot);
             self.stack.push(Pushed { slot, id });
             // The owner now runs the other half of its join: a point where a real thief
@@ -146,11 +145,11 @@ where
             return Some(false);
         }
         let Some(slot) = self.owner.next_slot() else {
-            assert_eq!(job(), expected(id));
+            assert_eq!(job(&()), expected(id));
             return None;
         };
         // SAFETY: as above.
-        unsafe { slot.put_detached::<B, u64>(job) };
+        unsafe { slot.put::<(), B, u64>(job) };
         let slow = self.owner.push();
         if slow {
             self.owner.push_slow();
@@ -168,7 +167,7 @@ where
             // SAFETY: popped privately, so no thief claimed the slot and it still holds
             // the `B` put by `push`.
             let job = unsafe { top.slot.take::<B, u64>() };
-            assert_eq!(job(), expected(top.id), "private pop of task {}", top.id);
+            assert_eq!(job(&()), expected(top.id), "private pop of task {}", top.id);
             return None;
         }
         Some(top)
@@ -233,8 +232,8 @@ fn thief(place: Arc<Place>, me: usize, attempts: usize) -> usize {
             Steal::Taken(slot) => {
                 slot.thief.store(me + 1, Relaxed);
                 // SAFETY: the CAS in `steal` gave this thief the slot, and the owner
-                // filled it with `put_detached`.
-                unsafe { slot.run_stolen_detached() };
+                // filled it with `put::<(), _, _>`.
+                unsafe { slot.run_stolen(&()) };
                 ran += 1;
             }
             Steal::Busy => {}
@@ -272,7 +271,7 @@ fn run_model<B>(
     make: fn(Arc<Runs>, usize) -> B,
     script: impl FnOnce(&mut OwnerSide<'_, B>),
 ) where
-    B: FnOnce() -> u64 + Send + 'static,
+    B: FnOnce(&()) -> u64 + Send + 'static,
 {
     let place = Arc::new(Place {
         dq: Deque::new(shape.capacity),
@@ -291,7 +290,7 @@ fn run_model<B>(
     // ends with this function (the owner owns nothing, so it is never dropped); it is the
     // only `Owner` of the deque, written in place into its `Place` on this thread alone.
     let owner: &Owner<Place> =
-        unsafe { (*place.owner.get()).write(Owner::new(&place.dq, &counters, false)) };
+        unsafe { (*place.owner.get()).write(Owner::new(&place.dq, &counters)) };
     assert!(owner.is_home());
     let dq = &place.dq;
     let stolen = {

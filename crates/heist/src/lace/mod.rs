@@ -1,8 +1,128 @@
-//! Lace ("Lace: non-blocking split deque for work-stealing", van Dijk and van de Pol):
-//! the non-blocking split deque. Leapfrogging lives with the rest of the waiting logic in
-//! `worker.rs`.
+//! Lace ("Lace: non-blocking split deque for work-stealing", van Dijk and van de Pol): the
+//! non-blocking split deque (`deque.rs`), stealing from it, and leapfrogging while a
+//! stolen task runs (§4.3, with random steals as fallback). Heap jobs (scope spawns,
+//! detached tasks) wait in the job lists, where any worker may take them.
 
 pub(crate) mod deque;
-
 #[cfg(all(test, loom))]
 mod loom_tests;
+
+use crate::registry::{Injected, Registry};
+use crate::sched::{Pop, Schedule};
+use crate::task::Slot;
+use crate::worker::{Job, Worker};
+use deque::Steal;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Consecutive failed steals from the thief before a leapfrogging owner tries a random
+/// victim (Lace §4.3).
+const LEAP_TRIES: u32 = 32;
+
+/// The Lace scheduler: thieves take shared tasks from each other's split deques.
+pub(crate) struct Lace;
+
+impl Lace {
+    /// One steal from `victim`'s deque, then from its job list (oldest first).
+    fn steal_from(&self, w: &Worker, victim: usize) -> bool {
+        let r = w.registry();
+        if let Steal::Taken(slot) = r.infos[victim].deque.steal() {
+            slot.thief.store(w.index() + 1, Relaxed);
+            // SAFETY: the CAS in `steal` gave this worker the slot, and every slot of a
+            // worker's deque is put with context `Worker` (`Worker::push_task`).
+            w.run_taken(|| unsafe { slot.run_stolen(w) });
+            return true;
+        }
+        if let Some(job) = r.take_oldest_job(victim) {
+            // SAFETY: every queued `Job` is taken exactly once.
+            w.run_taken(|| unsafe { job.execute(w) });
+            return true;
+        }
+        false
+    }
+}
+
+impl Schedule for Lace {
+    fn start(&self, _w: &Worker) {}
+
+    /// Publishes the first task after everything was stolen, or grows the shared part for
+    /// a thief's split request; either way a thief may now find something.
+    fn push_slow(&self, w: &Worker) {
+        w.owner().push_slow();
+        w.registry().sleep.wake_one();
+    }
+
+    fn pop_slow(&self, w: &Worker) -> Pop {
+        w.owner().pop_slow()
+    }
+
+    /// Leapfrogging: steals from the thief, whose work is what `slot` waits for, and
+    /// after `LEAP_TRIES` failures in a row from a random victim (Lace §4.3).
+    fn await_stolen(&self, w: &Worker, slot: &Slot) {
+        let mut fails = 0u32;
+        w.wait_for_thief(slot, |thief| {
+            let found = if fails < LEAP_TRIES {
+                self.steal_from(w, thief)
+            } else {
+                fails = 0;
+                self.steal(w, w.random_victim())
+            };
+            fails += u32::from(!found);
+            found
+        });
+        w.owner().pop_stolen();
+    }
+
+    fn steal(&self, w: &Worker, victim: Option<usize>) -> bool {
+        victim.is_some_and(|v| self.steal_from(w, v))
+    }
+
+    /// Thieves ask through the gate itself: nothing to answer.
+    fn poll(&self, _w: &Worker) {}
+
+    fn take_injected(&self, w: &Worker) -> Option<Job> {
+        w.registry().take_from_injector(w.roots())
+    }
+
+    fn push_job(&self, w: &Worker, job: Job) {
+        let r = w.registry();
+        r.queue_job(w.index(), job);
+        r.sleep.wake_one();
+    }
+
+    fn injected(&self, r: &Registry, kind: Injected) {
+        match kind {
+            Injected::Root => r.sleep.wake_for_root(),
+            Injected::Job => r.sleep.wake_one(),
+        }
+    }
+
+    fn stay_awake(&self, _w: &Worker) -> bool {
+        false
+    }
+
+    fn sleep_timeout(&self, _w: &Worker, timeout: Option<Duration>) -> Option<Duration> {
+        timeout
+    }
+
+    /// Anything a thief could take: a shared deque part, a job list, a job from outside.
+    fn work_visible(&self, w: &Worker) -> bool {
+        w.registry().has_visible_work(w.roots())
+    }
+
+    fn barrier_pending(&self) -> bool {
+        false
+    }
+
+    fn barrier_at_root(&self, _r: &Arc<Registry>, _w: Option<&Worker>) -> bool {
+        false
+    }
+
+    /// Lace raises the gate for a split request and also while the deque is all stolen,
+    /// when thieves cannot ask; either way a split is what lets them in (Lazy Binary
+    /// Splitting: split when the deque is empty), and afterwards only requests raise it.
+    fn split_demanded(&self, _w: &Worker) -> bool {
+        true
+    }
+}

@@ -5,38 +5,18 @@
 //! requests waiting while the private deque is empty. Both show up as the owner's raised
 //! push gate, so the owner's check between blocks is one plain load and compare.
 
-use crate::pool::Scheduler;
+use crate::sched::Schedule;
 use crate::worker::Worker;
 
 /// Whether thieves ask for part of the loop `w` is running: between blocks, one load.
 #[inline(always)]
 pub(crate) fn split_demanded(w: &Worker) -> bool {
-    w.owner().flag_raised() && demanded(w)
+    w.owner().gate_raised() && demanded(w)
 }
 
-/// The gate is raised: tell a thief's request from the other reasons for it.
-///
-/// Lace raises the gate for a split request and also while the deque is all stolen, when
-/// thieves cannot ask; either way a split is what lets them in (Lazy Binary Splitting:
-/// split when the deque is empty), and afterwards only requests raise it. Relay raises
-/// it for waiting steal requests, which take private tasks first; only a request that
-/// finds none asks for a split.
+/// The gate is raised: the scheduler tells a thief's request from its other reasons.
 #[cold]
 #[inline(never)]
 fn demanded(w: &Worker) -> bool {
-    let r = w.registry();
-    if r.workers() < 2 {
-        return false;
-    }
-    match r.scheduler {
-        Scheduler::Lace => true,
-        Scheduler::Relay => {
-            if w.owner().private_len() == 0 && r.infos[w.index()].channels.pending() {
-                return true;
-            }
-            // Private tasks go first; with nothing waiting, this lowers the gate again.
-            crate::relay::poll(w);
-            false
-        }
-    }
+    w.workers() >= 2 && w.sched().split_demanded(w)
 }

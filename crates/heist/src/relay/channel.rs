@@ -4,7 +4,7 @@
 //! MPSC sending side is lock-free (the thesis used a lock): producers claim a cell by CAS
 //! on the tail and publish it through the cell's sequence number.
 
-use crate::lace::deque::Padded;
+use crate::sync::Padded;
 use crate::sync::{AtomicUsize, RaceCell};
 use std::mem::MaybeUninit;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};

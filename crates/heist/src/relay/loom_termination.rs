@@ -65,7 +65,7 @@
 use super::peer::Peer;
 use super::request::{ask, handle_waiting};
 use super::termination::{leave, reached, MANAGER};
-use super::{Barriers, Channels, Local, Request, Status};
+use super::{Barriers, Channels, Request, Status, StealAmount, WorkerState};
 use crate::stats::Counters;
 use loom::model::Builder;
 use loom::sync::atomic::AtomicUsize;
@@ -156,7 +156,7 @@ struct Seen {
 struct ModelPeer {
     me: u32,
     net: Arc<Net>,
-    local: Local,
+    local: WorkerState,
     counters: Counters,
     /// Private tasks; the owner's end is the back, thieves get the front.
     deque: RefCell<VecDeque<Task>>,
@@ -188,7 +188,7 @@ impl Peer for ModelPeer {
         self.net.channels.len() as u32
     }
 
-    fn local(&self) -> &Local {
+    fn state(&self) -> &WorkerState {
         &self.local
     }
 
@@ -216,7 +216,7 @@ impl Peer for ModelPeer {
         true
     }
 
-    fn take_tasks(&self, _half: bool) -> Option<Gift> {
+    fn take_tasks(&self, _amount: StealAmount) -> Option<Gift> {
         let task = self.deque.borrow_mut().pop_front()?;
         Some(Gift {
             from: self.me,
@@ -251,7 +251,7 @@ impl ModelPeer {
         ModelPeer {
             me,
             net,
-            local: Local::default(),
+            local: WorkerState::default(),
             counters: Counters::default(),
             deque: RefCell::new(VecDeque::new()),
             running: Cell::new(running),

@@ -21,22 +21,26 @@ pub(crate) mod channel;
 #[cfg(all(test, loom))]
 mod loom_channel;
 #[cfg(all(test, loom))]
-mod loom_flag;
+mod loom_gate;
 #[cfg(all(test, loom))]
 mod loom_termination;
 mod peer;
 mod request;
 mod termination;
 
-pub(crate) use termination::{at_root, barrier, barrier_pending, Barriers, Termination, MANAGER};
+pub(crate) use termination::{Barriers, IdleSet, MANAGER};
 
+use crate::frame::Roots;
 use crate::lace::deque::{Deque, Home, Owner, Pop};
+use crate::registry::{Injected, Registry};
+use crate::sched::Schedule;
 use crate::stats::stat;
-use crate::sync::fence;
-use crate::task::{JobRef, Slot};
-use crate::worker::Worker;
+use crate::sync::{fence, AtomicU64, Padded};
+use crate::task::Slot;
+use crate::worker::{Job, Worker};
 use std::cell::Cell;
 use std::sync::atomic::{Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Steals per adaptive-stealing interval (thesis §5.1.3).
@@ -59,13 +63,22 @@ pub(crate) enum Status {
     Registered,
 }
 
+/// How much a victim hands a thief (thesis §3.5, §5.1.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StealAmount {
+    /// One task (steal-one).
+    One,
+    /// Half of the victim's private tasks (steal-half).
+    Half,
+}
+
 /// A steal request. It names its thief for its whole life, however often forwarded.
 /// With `update` set it is a message to the manager that its thief got work.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Request {
     thief: u32,
     failed: u32,
-    half: bool,
+    amount: StealAmount,
     status: Status,
     update: bool,
 }
@@ -77,7 +90,7 @@ pub(crate) struct Batch {
     first: *const Slot,
     count: u32,
     from: u32,
-    jobs: *mut Vec<JobRef>,
+    jobs: *mut Vec<Job>,
 }
 
 // SAFETY: a batch transfers the right to run its slots to the receiving thief; the slots
@@ -130,19 +143,197 @@ impl<B: Copy> Channels<B> {
     }
 }
 
+/// The relay scheduler of one pool: each worker's channels and own state, the barrier
+/// numbers, and the count whose change ends back-offs.
+pub(crate) struct Relay {
+    workers: Box<[PerWorker]>,
+    pub(crate) barriers: Barriers,
+    /// Bumped when a barrier is answered, a job comes from outside, or a worker's job
+    /// list stops being empty. A worker that began backing off before the last bump may
+    /// ask at once.
+    pub(crate) new_work_epoch: AtomicU64,
+}
+
+struct PerWorker {
+    channels: Channels,
+    state: Padded<Owned>,
+}
+
+/// A worker's `WorkerState`, touched by that worker's thread alone (see `state`).
+struct Owned(WorkerState);
+
+// SAFETY: `state` is the only way to the `WorkerState` inside, and it reaches element `i` of a
+// pool's `Relay` only through that pool's worker `i`, which exists once (built by
+// `worker::main`) and is neither `Send` nor `Sync`: every reference to the cells in it is
+// made on that worker's thread.
+unsafe impl Sync for Owned {}
+
+impl Relay {
+    pub(crate) fn new(workers: usize) -> Relay {
+        Relay {
+            workers: (0..workers)
+                .map(|_| PerWorker {
+                    channels: Channels::new(workers),
+                    state: Padded(Owned(WorkerState::default())),
+                })
+                .collect(),
+            barriers: Barriers::default(),
+            new_work_epoch: AtomicU64::new(0),
+        }
+    }
+
+    /// Worker `i`'s channels.
+    fn channels(&self, i: usize) -> &Channels {
+        &self.workers[i].channels
+    }
+}
+
+/// The relay scheduler of `w`'s pool.
+fn relay(w: &Worker) -> &Relay {
+    w.sched()
+        .as_relay()
+        .expect("relay code runs on relay workers")
+}
+
+/// `w`'s own relay state.
+fn state(w: &Worker) -> &WorkerState {
+    &relay(w).workers[w.index()].state.0 .0
+}
+
+impl Schedule for Relay {
+    /// No thief touches a relay deque: tasks leave it only when its owner hands them out.
+    fn start(&self, w: &Worker) {
+        w.owner().start_private();
+    }
+
+    fn push_slow(&self, w: &Worker) {
+        poll(w);
+    }
+
+    /// Polls, then pops unless the top task was handed out.
+    fn pop_slow(&self, w: &Worker) -> Pop {
+        poll(w);
+        w.owner().pop_unless_handed_out()
+    }
+
+    /// Asks the thief first (a request to the last victim), like Lace's leapfrogging,
+    /// handling requests meanwhile.
+    fn await_stolen(&self, w: &Worker, slot: &Slot) {
+        w.wait_for_thief(slot, |thief| steal(w, thief));
+        w.owner().pop_handed_out();
+    }
+
+    fn steal(&self, w: &Worker, victim: Option<usize>) -> bool {
+        match victim {
+            Some(v) => steal(w, v),
+            None => {
+                poll(w);
+                false
+            }
+        }
+    }
+
+    fn poll(&self, w: &Worker) {
+        poll(w);
+    }
+
+    /// Only the manager takes jobs from outside, so that termination detection sees
+    /// every way work enters the pool; and a worker that waits for another pool, which
+    /// the manager counts busy all along. The manager is busy from then on.
+    fn take_injected(&self, w: &Worker) -> Option<Job> {
+        if !takes_from_outside(w) {
+            return None;
+        }
+        let r = w.registry();
+        let job = r.take_from_injector(w.roots())?;
+        if w.index() as u32 == MANAGER {
+            termination::unregister(w, MANAGER);
+        }
+        // Someone must start asking for the work this job will create.
+        r.sleep.wake_one();
+        Some(job)
+    }
+
+    /// Thieves get heap jobs by asking; a producer that spawns in a loop answers them
+    /// here, like a push does.
+    fn push_job(&self, w: &Worker, job: Job) {
+        let r = w.registry();
+        let queued = r.queue_job(w.index(), job);
+        if w.owner().gate_raised() {
+            poll(w);
+        }
+        // Workers backing off (asleep or not yet) should ask at once when the list fills
+        // again; once per filling, so that spawning in a loop does not write a pool-wide
+        // word per job.
+        if queued == 1 {
+            self.new_work_epoch.fetch_add(1, Relaxed);
+        }
+        r.sleep.wake_one();
+    }
+
+    /// Only the manager takes jobs from outside: workers backing off should ask it for
+    /// the work at once.
+    fn injected(&self, r: &Registry, _kind: Injected) {
+        self.new_work_epoch.fetch_add(1, Relaxed);
+        let m = MANAGER as usize;
+        r.infos[m].deque.raise_gate();
+        r.sleep.wake(m);
+    }
+
+    /// A thief whose request is out expects an answer within a few forwards: sleeping
+    /// would add a wake-up to every steal.
+    fn stay_awake(&self, w: &Worker) -> bool {
+        awaiting_reply(w)
+    }
+
+    /// A thief in back-off wakes when it may ask again.
+    fn sleep_timeout(&self, w: &Worker, timeout: Option<Duration>) -> Option<Duration> {
+        match (timeout, backoff_left(w)) {
+            (Some(t), Some(b)) => Some(t.min(b)),
+            (t, b) => t.or(b),
+        }
+    }
+
+    /// Work elsewhere is no reason to stay up: it arrives only through this worker's
+    /// channels (or, for the manager, the injector).
+    fn work_visible(&self, w: &Worker) -> bool {
+        let r = w.registry();
+        (takes_from_outside(w) && r.injector_has(w.roots())) || self.channels(w.index()).pending()
+    }
+
+    fn barrier_pending(&self) -> bool {
+        self.barriers.pending()
+    }
+
+    /// Termination detection answers a barrier at the root (thesis §4.2).
+    fn barrier_at_root(&self, r: &Arc<Registry>, w: Option<&Worker>) -> bool {
+        termination::barrier(self, r, w);
+        true
+    }
+
+    /// Relay raises the gate for waiting steal requests, which take private tasks first
+    /// (thesis §5.3.2, Fig. 5.13); only a request that finds none asks for a split.
+    fn split_demanded(&self, w: &Worker) -> bool {
+        if w.owner().private_len() == 0 && self.channels(w.index()).pending() {
+            return true;
+        }
+        // Private tasks go first; with nothing waiting, this lowers the gate again.
+        poll(w);
+        false
+    }
+}
+
 /// A worker's own relay state.
-pub(crate) struct Local {
+pub(crate) struct WorkerState {
     outstanding: Cell<bool>,
     /// The status our request had when it was last home (it keeps it across rounds).
     status: Cell<Status>,
     /// The manager's idle set (worker 0 only).
-    pub(crate) term: Termination,
+    pub(crate) idle_set: IdleSet,
     /// The request in flight carries a status that a barrier exit has overruled.
     revoked: Cell<bool>,
-    /// How many running tasks still count as idle (those waiting in a barrier).
-    pub(crate) idle_running: Cell<u32>,
     last_victim: Cell<Option<u32>>,
-    half: Cell<bool>,
+    amount: Cell<StealAmount>,
     steals: Cell<u32>,
     /// Tasks run from steals in this interval, plus 2 for each that spawned work (see
     /// `run_batch`): the M of the thesis's M/N ratio.
@@ -151,13 +342,13 @@ pub(crate) struct Local {
     /// When the last request came back unanswered, and how long to wait after that.
     returned_at: Cell<Option<Instant>>,
     backoff: Cell<Duration>,
-    /// The pool's `news` when the back-off began: news ends the back-off.
+    /// The pool's `new_work_epoch` when the back-off began: a change ends the back-off.
     backoff_epoch: Cell<u64>,
     /// When our request last went out.
     sent_at: Cell<Option<Instant>>,
 }
 
-impl Local {
+impl WorkerState {
     /// After a barrier: whatever our request in flight says, we are working.
     fn resume_working(&self) {
         self.status.set(Status::Working);
@@ -180,7 +371,7 @@ impl Local {
     }
 
     /// Our request came home registered: pause before the next, longer each time while
-    /// there is no news (`epoch`: the pool's `news` now).
+    /// the pool's `new_work_epoch` stays `epoch`.
     fn back_off(&self, epoch: u64) {
         if self.backoff_epoch.replace(epoch) != epoch {
             self.backoff.set(Duration::ZERO);
@@ -191,16 +382,15 @@ impl Local {
     }
 }
 
-impl Default for Local {
-    fn default() -> Local {
-        Local {
+impl Default for WorkerState {
+    fn default() -> WorkerState {
+        WorkerState {
             outstanding: Cell::new(false),
             status: Cell::new(Status::Working),
-            term: Termination::default(),
+            idle_set: IdleSet::default(),
             revoked: Cell::new(false),
-            idle_running: Cell::new(0),
             last_victim: Cell::new(None),
-            half: Cell::new(false),
+            amount: Cell::new(StealAmount::One),
             steals: Cell::new(0),
             executed: Cell::new(0),
             spawned: Cell::new(false),
@@ -212,16 +402,17 @@ impl Default for Local {
     }
 }
 
-/// Handles every waiting steal request. Called when the owner's flag is up, in wait
+/// Handles every waiting steal request. Called when the owner's gate is raised, in wait
 /// loops, and by `heist::poll`.
-pub(crate) fn poll(w: &Worker) {
-    w.relay.spawned.set(true);
-    lower_flag(w.owner());
+fn poll(w: &Worker) {
+    state(w).spawned.set(true);
+    lower_gate_then_fence(w.owner());
     let r = w.registry();
     if w.index() as u32 == MANAGER {
-        while let Some(job) = r.take_injected(false) {
+        while let Some(job) = r.take_from_injector(Roots::Excluded) {
             termination::unregister(w, MANAGER);
-            r.push_job(w.index(), job);
+            r.queue_job(w.index(), job);
+            r.sleep.wake_one();
         }
     }
     request::handle_waiting(w);
@@ -229,29 +420,8 @@ pub(crate) fn poll(w: &Worker) {
 
 /// Whether `w` takes jobs submitted from outside: the manager does; so does a worker whose
 /// task waits for another pool's `run`, which the manager counts busy all along.
-pub(crate) fn takes_injected(w: &Worker) -> bool {
-    w.index() as u32 == MANAGER || (w.running() > 0 && w.may_take_roots())
-}
-
-/// A job submitted from outside, if `w` takes them; the manager is busy from then on.
-pub(crate) fn take_injected(w: &Worker) -> Option<JobRef> {
-    if !takes_injected(w) {
-        return None;
-    }
-    let r = w.registry();
-    let job = r.take_injected(w.may_take_roots())?;
-    if w.index() as u32 == MANAGER {
-        termination::unregister(w, MANAGER);
-    }
-    // Someone must start asking for the work this job will create.
-    r.sleep.wake_one();
-    Some(job)
-}
-
-/// Pop's slow path: poll, then pop unless the top task was handed out.
-pub(crate) fn pop_slow(w: &Worker) -> Pop {
-    poll(w);
-    w.owner().relay_pop()
+fn takes_from_outside(w: &Worker) -> bool {
+    w.index() as u32 == MANAGER || w.frames().waits_for_other_pool()
 }
 
 /// Hands the `k` oldest private tasks to `thief` in one message, and wakes it.
@@ -271,12 +441,12 @@ fn give(w: &Worker, thief: u32, k: u32) {
         from: w.index() as u32,
         jobs: std::ptr::null_mut(),
     };
-    r.infos[thief as usize].channels.post_tasks(batch);
+    relay(w).channels(thief as usize).post_tasks(batch);
     r.sleep.wake(thief as usize);
 }
 
 /// Hands heap jobs to `thief` in one message, and wakes it.
-fn give_jobs(w: &Worker, thief: u32, jobs: Vec<JobRef>) {
+fn give_jobs(w: &Worker, thief: u32, jobs: Vec<Job>) {
     let count = jobs.len() as u32;
     stat!(w.counters(), steal_half, count > 1);
     stat!(w.counters(), steal_one, count == 1);
@@ -287,47 +457,48 @@ fn give_jobs(w: &Worker, thief: u32, jobs: Vec<JobRef>) {
         from: w.index() as u32,
         jobs: Box::into_raw(Box::new(jobs)),
     };
-    r.infos[thief as usize].channels.post_tasks(batch);
+    relay(w).channels(thief as usize).post_tasks(batch);
     r.sleep.wake(thief as usize);
 }
 
-/// Queues `req` at worker `to`, raises its flag and wakes it if it sleeps.
-pub(crate) fn send(w: &Worker, to: u32, req: Request) {
+/// Queues `req` at worker `to`, raises its gate and wakes it if it sleeps.
+fn send(w: &Worker, to: u32, req: Request) {
     let r = w.registry();
-    let info = &r.infos[to as usize];
-    post_and_raise(&info.channels, &info.deque, req);
-    r.sleep.wake(to as usize);
+    let to = to as usize;
+    post_then_raise_gate(relay(w).channels(to), &r.infos[to].deque, req);
+    r.sleep.wake(to);
 }
 
-/// The sender's half of the flag pairing (PROTOCOLS.md, "Relay"): queue the request,
-/// fence, raise the owner's flag. Pairs with the fence in `lower_flag`: either the owner's
-/// drain after it sees the request, or this flag store lands after the owner's lowering
+/// The sender's half of the gate pairing (PROTOCOLS.md, "Relay"): queue the request,
+/// fence, raise the owner's gate. Pairs with the fence in `lower_gate_then_fence`: either
+/// the owner's drain after it sees the request, or this gate store lands after the owner's
+/// lowering
 /// and its next push or pop polls again.
-pub(crate) fn post_and_raise<B: Copy>(ch: &Channels<B>, dq: &Deque, req: Request) {
+pub(crate) fn post_then_raise_gate<B: Copy>(ch: &Channels<B>, dq: &Deque, req: Request) {
     ch.post_request(req);
     fence(SeqCst);
-    dq.raise_flag();
+    dq.raise_gate();
 }
 
-/// The owner's half of the flag pairing: lower the flag, fence; the caller then drains
+/// The owner's half of the gate pairing: lower the gate, fence; the caller then drains
 /// its request channel.
-pub(crate) fn lower_flag<H: Home>(owner: &Owner<H>) {
-    owner.clear_flag();
+pub(crate) fn lower_gate_then_fence<H: Home>(owner: &Owner<H>) {
+    owner.lower_gate();
     fence(SeqCst);
 }
 
 /// One steal attempt on `victim`: run a batch if one has arrived, otherwise make sure a
 /// request is out (to the last victim first), and handle waiting requests meanwhile.
-pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
+fn steal(w: &Worker, victim: usize) -> bool {
     poll(w);
-    let ch = &w.registry().infos[w.index()].channels;
-    if let Some(batch) = ch.tasks.recv() {
+    let l = state(w);
+    if let Some(batch) = relay(w).channels(w.index()).tasks.recv() {
         stat!(
             w.counters(),
             reply_wait_ns,
-            w.relay.sent_at.get().map_or(0, |t| t.elapsed().as_nanos())
+            l.sent_at.get().map_or(0, |t| t.elapsed().as_nanos())
         );
-        w.relay.answered(batch.from);
+        l.answered(batch.from);
         if batch.jobs.is_null() {
             run_batch(w, batch);
         } else {
@@ -336,10 +507,10 @@ pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
         }
         return true;
     }
-    if !w.relay.outstanding() && may_request(w) {
-        let to = w.relay.last_victim.take().unwrap_or(victim as u32);
+    if !l.outstanding() && may_request(w) {
+        let to = l.last_victim.take().unwrap_or(victim as u32);
         adapt(w);
-        w.relay.sent_at.set(Some(Instant::now()));
+        l.sent_at.set(Some(Instant::now()));
         request::ask(w, to);
     }
     false
@@ -349,47 +520,43 @@ pub(crate) fn steal(w: &Worker, victim: usize) -> bool {
 const AWAIT_REPLY: Duration = Duration::from_millis(1);
 
 /// Whether `w` has a request out that was sent less than `AWAIT_REPLY` ago.
-pub(crate) fn awaiting_reply(w: &Worker) -> bool {
-    let l = &w.relay;
+fn awaiting_reply(w: &Worker) -> bool {
+    let l = state(w);
     l.outstanding.get() && l.sent_at.get().is_some_and(|t| t.elapsed() < AWAIT_REPLY)
 }
 
 /// Whether a new request may go out: there is work in flight somewhere in the pool, and
 /// the back-off after the last unanswered request has passed.
 fn may_request(w: &Worker) -> bool {
-    let r = w.registry();
-    if r.in_flight.load(Relaxed) == 0 && !r.barriers.pending() {
+    if w.registry().in_flight.load(Relaxed) == 0 && !relay(w).barriers.pending() {
         return false;
     }
     backoff_left(w).is_none()
 }
 
 /// How long `w` still has to wait before its next request, if it is backing off.
-pub(crate) fn backoff_left(w: &Worker) -> Option<Duration> {
-    let since = w.relay.returned_at.get()?.elapsed();
-    if w.registry().news.load(Relaxed) != w.relay.backoff_epoch.get() {
+fn backoff_left(w: &Worker) -> Option<Duration> {
+    let l = state(w);
+    let since = l.returned_at.get()?.elapsed();
+    if relay(w).new_work_epoch.load(Relaxed) != l.backoff_epoch.get() {
         return None;
     }
-    w.relay
-        .backoff
-        .get()
-        .checked_sub(since)
-        .filter(|d| !d.is_zero())
+    l.backoff.get().checked_sub(since).filter(|d| !d.is_zero())
 }
 
 /// Adaptive stealing (thesis §5.1.2): every N steals, switch steal-one → steal-half if
 /// each steal brought exactly one task that spawned nothing, and back if steal-half
 /// averaged fewer than two tasks per steal.
 fn adapt(w: &Worker) {
-    let l = &w.relay;
+    let l = state(w);
     if l.steals.get() < ADAPT_INTERVAL {
         return;
     }
     let ratio = l.executed.get() / ADAPT_INTERVAL;
-    if l.half.get() && ratio < 2 {
-        l.half.set(false);
-    } else if !l.half.get() && ratio == 1 {
-        l.half.set(true);
+    match l.amount.get() {
+        StealAmount::Half if ratio < 2 => l.amount.set(StealAmount::One),
+        StealAmount::One if ratio == 1 => l.amount.set(StealAmount::Half),
+        _ => {}
     }
     l.steals.set(0);
     l.executed.set(0);
@@ -397,19 +564,19 @@ fn adapt(w: &Worker) {
 
 /// Runs the first of the received jobs and queues the rest here, where further thieves
 /// can ask for them.
-fn run_jobs(w: &Worker, jobs: Vec<JobRef>) {
+fn run_jobs(w: &Worker, jobs: Vec<Job>) {
     stat!(w.counters(), tasks_stolen, jobs.len());
-    let l = &w.relay;
+    let l = state(w);
     l.steals.set(l.steals.get() + 1);
     l.executed.set(l.executed.get() + jobs.len() as u32);
     let mut jobs = jobs.into_iter();
     let first = jobs.next().expect("a batch holds at least one job");
     let r = w.registry();
     jobs.for_each(|j| {
-        r.push_job_quiet(w.index(), j);
+        r.queue_job(w.index(), j);
     });
     // SAFETY: a job handed over in a batch is executed exactly once, here.
-    w.busy(|| unsafe { first.execute(w) });
+    w.run_taken(|| unsafe { first.execute(w) });
 }
 
 /// Runs a received batch. The batch is split in halves by `join`, so the tasks not yet
@@ -417,25 +584,32 @@ fn run_jobs(w: &Worker, jobs: Vec<JobRef>) {
 /// thesis prepends a stolen list to the thief's deque).
 fn run_batch(w: &Worker, b: Batch) {
     stat!(w.counters(), tasks_stolen, b.count);
-    let l = &w.relay;
+    let l = state(w);
     l.steals.set(l.steals.get() + 1);
     l.executed.set(l.executed.get() + b.count);
-    w.busy(|| run_range(w, Proxy(b.first), b.count, true));
+    w.run_taken(|| run_range(w, Proxy(b.first), b.count, Watch::FirstTask));
 }
 
-/// Runs `count` handed-out slots from `first`. With `probe`, the first slot is run with
-/// this worker's flag raised, so that a push by that task polls and marks it as one that
+/// Whether `run_range` watches its first task for spawning (adaptive stealing).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Watch {
+    FirstTask,
+    Nothing,
+}
+
+/// Runs `count` handed-out slots from `first`. Watching, the first slot is run with this
+/// worker's gate raised, so that a push by that task polls and marks it as one that
 /// spawned work; such a task counts as two more executed for adaptive stealing.
-fn run_range(w: &Worker, first: Proxy, count: u32, probe: bool) {
+fn run_range(w: &Worker, first: Proxy, count: u32, watch: Watch) {
     if count == 1 {
-        let l = &w.relay;
-        if probe {
+        let l = state(w);
+        if watch == Watch::FirstTask {
             l.spawned.set(false);
-            w.registry().infos[w.index()].deque.raise_flag();
+            w.registry().infos[w.index()].deque.raise_gate();
         }
         // SAFETY: the batch gave this worker (or whoever took the proxy) the slot.
         unsafe { run_remote(w, &*first.0) };
-        if probe && l.spawned.get() {
+        if watch == Watch::FirstTask && l.spawned.get() {
             l.executed.set(l.executed.get() + 2);
         }
         return;
@@ -444,8 +618,8 @@ fn run_range(w: &Worker, first: Proxy, count: u32, probe: bool) {
     // SAFETY: `first + half` is inside the batch.
     let upper = Proxy(unsafe { first.0.add(half as usize) });
     w.join(
-        move |w| run_range(w, first, half, probe),
-        move |w| run_range(w, upper, count - half, false),
+        move |w| run_range(w, first, half, watch),
+        move |w| run_range(w, upper, count - half, Watch::Nothing),
     );
 }
 
@@ -455,7 +629,8 @@ fn run_range(w: &Worker, first: Proxy, count: u32, probe: bool) {
 /// The caller holds the right to run `slot` (it came in a batch).
 unsafe fn run_remote(w: &Worker, slot: &Slot) {
     slot.thief.store(w.index() + 1, Relaxed);
-    // SAFETY: the caller's contract; `run_stolen` publishes the outcome with `DONE`.
+    // SAFETY: the caller's contract; every slot of a worker's deque is put with context
+    // `Worker` (`Worker::push_task`); `run_stolen` publishes the outcome with `DONE`.
     unsafe { slot.run_stolen(w) }
 }
 

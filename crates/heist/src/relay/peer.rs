@@ -9,10 +9,12 @@
 //! implement it with abstract tasks over the same channels, so that they check the
 //! protocol code itself.
 
-use super::{give, give_jobs, send, Barriers, Local, Request, MANAGER};
+use super::{
+    give, give_jobs, relay, send, state, Barriers, Request, StealAmount, WorkerState, MANAGER,
+};
+use crate::frame::Roots;
 use crate::stats::Counters;
-use crate::task::JobRef;
-use crate::worker::Worker;
+use crate::worker::{Job, Worker};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// A worker as the relay protocol sees it.
@@ -27,7 +29,7 @@ pub(crate) trait Peer {
     fn n(&self) -> u32;
 
     /// This worker's relay state; on the manager it holds the idle set.
-    fn local(&self) -> &Local;
+    fn state(&self) -> &WorkerState;
 
     /// The pool's barrier numbers.
     fn barriers(&self) -> &Barriers;
@@ -49,8 +51,8 @@ pub(crate) trait Peer {
     /// jobs submitted from outside) is waiting anywhere.
     fn no_jobs_queued(&self) -> bool;
 
-    /// Takes what this worker can give a thief (half of it if `half`), if it has any.
-    fn take_tasks(&self, half: bool) -> Option<Self::Tasks>;
+    /// Takes what this worker can give a thief asking for `amount`, if it has any.
+    fn take_tasks(&self, amount: StealAmount) -> Option<Self::Tasks>;
 
     /// Sends `tasks` to `thief`'s task channel.
     fn give(&self, thief: u32, tasks: Self::Tasks);
@@ -65,8 +67,9 @@ pub(crate) trait Peer {
     /// back off should look again.
     fn declared(&self) {}
 
-    /// A count that grows when there is news for workers backing off (see `back_off`).
-    fn news(&self) -> u64 {
+    /// A count that grows when new work may have come for workers backing off (see
+    /// `WorkerState::back_off`).
+    fn new_work_epoch(&self) -> u64 {
         0
     }
 }
@@ -74,7 +77,7 @@ pub(crate) trait Peer {
 /// What a worker hands a thief: `k` of its oldest private tasks, or heap jobs.
 pub(crate) enum Gift {
     Slots(u32),
-    Jobs(Vec<JobRef>),
+    Jobs(Vec<Job>),
 }
 
 impl Peer for Worker {
@@ -91,13 +94,13 @@ impl Peer for Worker {
     }
 
     #[inline]
-    fn local(&self) -> &Local {
-        &self.relay
+    fn state(&self) -> &WorkerState {
+        state(self)
     }
 
     #[inline]
     fn barriers(&self) -> &Barriers {
-        &self.registry().barriers
+        &relay(self).barriers
     }
 
     #[inline]
@@ -107,15 +110,12 @@ impl Peer for Worker {
 
     #[inline]
     fn next_request(&self) -> Option<Request> {
-        self.registry().infos[self.index()].channels.requests.recv()
+        relay(self).channels(self.index()).requests.recv()
     }
 
     #[inline]
     fn requests_waiting(&self) -> bool {
-        !self.registry().infos[self.index()]
-            .channels
-            .requests
-            .is_empty()
+        !relay(self).channels(self.index()).requests.is_empty()
     }
 
     /// Beyond the trait's rule: a task waiting in a barrier counts as idle, and so the
@@ -123,13 +123,13 @@ impl Peer for Worker {
     /// while its thief runs a task, in a poll.
     fn is_idle(&self) -> bool {
         let r = self.registry();
-        self.running() == self.relay.idle_running.get()
+        self.frames().idle()
             && self.owner().depth() == 0
             // An answer to our own request may be waiting: for the manager, whose own
             // idleness is looked at rather than registered, this is the only sign of it.
-            && r.infos[self.index()].channels.no_tasks()
+            && relay(self).channels(self.index()).no_tasks()
             && r.jobs_len(self.index()) == 0
-            && (self.index() as u32 != MANAGER || !r.has_injected(false))
+            && (self.index() as u32 != MANAGER || !r.injector_has(Roots::Excluded))
     }
 
     #[inline]
@@ -140,12 +140,15 @@ impl Peer for Worker {
     /// Private tasks (one, or half of them in steal-half mode), else the older half of
     /// the heap jobs: those are flat loops of spawns (scopes, detached tasks), where
     /// taking half is what pays (thesis §3.5).
-    fn take_tasks(&self, half: bool) -> Option<Gift> {
+    fn take_tasks(&self, amount: StealAmount) -> Option<Gift> {
         let avail = self.owner().private_len();
         if avail > 0 {
-            return Some(Gift::Slots(if half { (avail / 2).max(1) } else { 1 }));
+            return Some(Gift::Slots(match amount {
+                StealAmount::One => 1,
+                StealAmount::Half => (avail / 2).max(1),
+            }));
         }
-        let jobs = self.registry().take_oldest_jobs(self.index(), true);
+        let jobs = self.registry().take_older_half(self.index());
         (!jobs.is_empty()).then_some(Gift::Jobs(jobs))
     }
 
@@ -168,13 +171,12 @@ impl Peer for Worker {
     }
 
     fn declared(&self) {
-        let r = self.registry();
-        r.news.fetch_add(1, Relaxed);
-        r.sleep.wake_all();
+        relay(self).new_work_epoch.fetch_add(1, Relaxed);
+        self.registry().sleep.wake_all();
     }
 
     #[inline]
-    fn news(&self) -> u64 {
-        self.registry().news.load(Relaxed)
+    fn new_work_epoch(&self) -> u64 {
+        relay(self).new_work_epoch.load(Relaxed)
     }
 }

@@ -46,7 +46,7 @@ fn handle<P: Peer>(p: &P, mut req: Request) {
 /// Answers `req` with tasks if `p` has any. A registered thief is reactivated first, so
 /// that the manager's update is on its way before the thief can send anything else.
 fn try_give<P: Peer>(p: &P, req: &Request) -> bool {
-    let Some(tasks) = p.take_tasks(req.half) else {
+    let Some(tasks) = p.take_tasks(req.amount) else {
         return false;
     };
     if req.status == Status::Registered {
@@ -73,7 +73,7 @@ fn forward<P: Peer>(p: &P, mut req: Request) {
 /// manager as "idle" (once per idle period); once registered, we back off before the
 /// next one.
 fn own_returned<P: Peer>(p: &P, mut req: Request) {
-    let l = p.local();
+    let l = p.state();
     l.outstanding.set(false);
     if l.revoked.replace(false) {
         req.status = Status::Working;
@@ -81,7 +81,7 @@ fn own_returned<P: Peer>(p: &P, mut req: Request) {
     l.status.set(req.status);
     if req.status == Status::Registered {
         // Only a worker the manager counts idle backs off (thesis §4.2).
-        l.back_off(p.news());
+        l.back_off(p.new_work_epoch());
     }
     if req.status == Status::Working && p.is_idle() {
         req.status = Status::Idle;
@@ -117,12 +117,12 @@ fn random_other<P: Peer>(p: &P, thief: u32) -> u32 {
 /// Sends a new steal request of `p` to `victim`. It carries the status our last request
 /// came home with, so that a registered thief stays registered.
 pub(crate) fn ask<P: Peer>(p: &P, victim: u32) {
-    let l = p.local();
+    let l = p.state();
     debug_assert!(!l.outstanding.get(), "relay: one request out at a time");
     let req = Request {
         thief: p.me(),
         failed: 0,
-        half: l.half.get(),
+        amount: l.amount.get(),
         status: l.status.get(),
         update: false,
     };

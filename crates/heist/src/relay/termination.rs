@@ -17,45 +17,51 @@
 //! (`loom_termination.rs`) run them; `barrier` is the runtime's entry point.
 
 use super::peer::Peer;
-use super::{Request, Status};
-use crate::pool::{lock, Registry};
-use crate::sync::AtomicU64;
+use super::{Relay, Request, Status, StealAmount};
+use crate::frame::Frame;
+use crate::registry::Registry;
+use crate::sync::{lock, AtomicU64};
 use crate::worker::Worker;
 use std::cell::{Cell, RefCell};
-use std::panic;
 use std::sync::atomic::{Ordering::Acquire, Ordering::Release, Ordering::SeqCst};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Condvar, Mutex};
 
 /// The manager's worker index.
 pub(crate) const MANAGER: u32 = 0;
 
 /// The manager's idle set.
 #[derive(Default)]
-pub(crate) struct Termination {
+pub(crate) struct IdleSet {
     idle: RefCell<Vec<bool>>,
     count: Cell<usize>,
 }
 
-impl Termination {
+impl IdleSet {
     fn registered(&self, w: u32) -> bool {
         self.idle.borrow().get(w as usize).copied().unwrap_or(false)
     }
 
-    /// Puts `thief` in (or takes it out of) the idle set of a pool of `n`.
-    fn set(&self, n: u32, thief: u32, idle: bool) {
+    /// Puts `thief` in the idle set of a pool of `n`.
+    fn insert(&self, n: u32, thief: u32) {
+        if !std::mem::replace(&mut *self.member(n, thief), true) {
+            self.count.set(self.count.get() + 1);
+        }
+    }
+
+    /// Takes `thief` out of the idle set of a pool of `n`.
+    fn remove(&self, n: u32, thief: u32) {
+        if std::mem::replace(&mut *self.member(n, thief), false) {
+            self.count.set(self.count.get() - 1);
+        }
+    }
+
+    /// Whether `thief` is in the set, as a cell to change it through.
+    fn member(&self, n: u32, thief: u32) -> std::cell::RefMut<'_, bool> {
         let mut set = self.idle.borrow_mut();
         if set.is_empty() {
             set.resize(n as usize, false);
         }
-        let slot = &mut set[thief as usize];
-        if *slot != idle {
-            *slot = idle;
-            self.count.set(if idle {
-                self.count.get() + 1
-            } else {
-                self.count.get() - 1
-            });
-        }
+        std::cell::RefMut::map(set, |s| &mut s[thief as usize])
     }
 }
 
@@ -103,18 +109,15 @@ impl Barriers {
 
 /// Manager: `thief` is idle.
 pub(crate) fn register<P: Peer>(p: &P, thief: u32) {
-    set_idle(p, thief, true);
+    debug_assert_eq!(p.me(), MANAGER);
+    p.state().idle_set.insert(p.n(), thief);
     check(p);
 }
 
 /// Manager: `thief` has work again.
 pub(crate) fn unregister<P: Peer>(p: &P, thief: u32) {
-    set_idle(p, thief, false);
-}
-
-fn set_idle<P: Peer>(p: &P, thief: u32, idle: bool) {
     debug_assert_eq!(p.me(), MANAGER);
-    p.local().term.set(p.n(), thief, idle);
+    p.state().idle_set.remove(p.n(), thief);
 }
 
 /// Manager: an update message arrived.
@@ -136,11 +139,6 @@ pub(crate) fn reactivated<P: Peer>(p: &P, req: Request) {
     }
 }
 
-/// Whether some barrier waits for an answer (a hint: idle workers keep stealing).
-pub(crate) fn barrier_pending(r: &Registry) -> bool {
-    r.barriers.pending()
-}
-
 /// Manager: declares termination for every barrier asked so far, if all are idle.
 pub(crate) fn check<P: Peer>(p: &P) {
     if p.me() != MANAGER {
@@ -160,8 +158,8 @@ pub(crate) fn check<P: Peer>(p: &P) {
         return;
     }
     // The manager counts itself by looking (§4.1.1), the others by their requests.
-    let term = &p.local().term;
-    let others = term.count.get() - usize::from(term.registered(MANAGER));
+    let set = &p.state().idle_set;
+    let others = set.count.get() - usize::from(set.registered(MANAGER));
     if others == p.n() as usize - 1 && p.is_idle() && p.no_jobs_queued() {
         b.declare(asked);
         p.declared();
@@ -177,14 +175,14 @@ pub(crate) fn reached<P: Peer>(p: &P, mine: u64) -> bool {
 /// `p` leaves a barrier it waited in. Its request may have registered it idle; it is
 /// busy again from here on, so the manager must know before anything else (§4.2.1).
 pub(crate) fn leave<P: Peer>(p: &P) {
-    p.local().resume_working();
+    p.state().resume_working();
     if p.me() == MANAGER {
         unregister(p, MANAGER);
     } else {
         let update = Request {
             thief: p.me(),
             failed: 0,
-            half: false,
+            amount: StealAmount::One,
             status: Status::Working,
             update: true,
         };
@@ -192,37 +190,26 @@ pub(crate) fn leave<P: Peer>(p: &P) {
     }
 }
 
-/// Whether a barrier called on `w` (`None`: outside the pool) can wait for termination.
-/// Termination needs every worker idle, and a task counts as idle only while it waits
-/// in the barrier; a task that another one waits for (a join branch, a scope or future
-/// task, a task nested in a wait) would keep that other one busy forever. So, as the
-/// thesis allows barriers in the root task only (§4.2): the root of `Pool::run` at the
-/// bottom of its worker with none of its own tasks out, or a thread outside the pool.
-pub(crate) fn at_root(w: Option<&Worker>) -> bool {
-    w.is_none_or(|w| w.running() == 1 && w.root_running.get() == 1 && w.owner().depth() == 0)
-}
-
-/// The relay barrier, called by `w` (see `at_root`): waits until the manager detects
-/// termination for it.
-pub(crate) fn barrier(r: &Arc<Registry>, w: Option<&Worker>) {
-    let b = &r.barriers;
+/// The relay barrier, called by `w` (`None`: outside the pool) at the root (see
+/// `Frames::barrier_wait`): waits until the manager detects termination for it. Termination
+/// needs every worker idle, and a task counts as idle only while it waits in the
+/// barrier, which is why the thesis allows barriers in the root task only (§4.2).
+pub(crate) fn barrier(relay: &Relay, r: &Registry, w: Option<&Worker>) {
+    let b = &relay.barriers;
     let mine = b.ask();
-    r.infos[MANAGER as usize].deque.raise_flag();
+    r.infos[MANAGER as usize].deque.raise_gate();
     // Sleepers must take part: their requests are how the manager learns they are idle.
     r.sleep.wake_all();
     match w {
         Some(w) => wait_on_worker(w, mine),
         None => b.wait(mine),
     }
-    if let Some(p) = crate::barrier::take_panic(r) {
-        panic::resume_unwind(p);
-    }
 }
 
 fn wait_on_worker(w: &Worker, mine: u64) {
     // The task waiting here counts as idle, or the barrier could never complete.
-    let outer = w.relay.idle_running.replace(w.running());
+    let wait = w.frames().enter(Frame::Barrier);
     w.wait_until(|| reached(w, mine));
-    w.relay.idle_running.set(outer);
+    drop(wait);
     leave(w);
 }

@@ -296,7 +296,7 @@ pub(crate) fn serve(w: &Worker) -> bool {
     let Some(c) = partner_coordinator(teams, me, 0, me) else {
         return false;
     };
-    w.busy(|| member(w, teams, c));
+    w.run_taken(|| member(w, teams, c));
     true
 }
 
@@ -547,7 +547,7 @@ impl Worker {
                     // A team that goes first needs this worker: give way, serve it, and
                     // ask again.
                     word.revoke();
-                    self.busy(|| member(self, teams, c));
+                    self.run_taken(|| member(self, teams, c));
                     break;
                 }
                 idle += 1;

@@ -1,18 +1,18 @@
-//! loom models of relay's flag pairing (thesis §3.3: a victim polls its request channel
-//! when it pushes or pops), run against the real code: `post_and_raise` (a sender's
-//! `send`) and `lower_flag` (the start of the owner's `poll`), over a real relay-mode
+//! loom models of relay's gate pairing (thesis §3.3: a victim polls its request channel
+//! when it pushes or pops), run against the real code: `post_then_raise_gate` (a sender's
+//! `send`) and `lower_gate_then_fence` (the start of the owner's `poll`), over a real relay-mode
 //! `Owner` of a real `Deque` and real `Channels`.
 //!
 //! The owner only polls when its gate is raised, so the pairing must not lose a request:
-//! either the owner's drain after `lower_flag` receives it, or the sender's raise lands
+//! either the owner's drain after `lower_gate_then_fence` receives it, or the sender's raise lands
 //! after the owner's lowering, so that the owner's next push polls again. The models
 //! check exactly that once the senders have finished: every request has been received,
 //! or the gate is still raised. Without the two fences the store-buffering outcome (the
 //! owner's drain misses the request, its lowering lands after the raise) loses it.
 //!
-//! - `loom_flag_one_sender`: one sender, an owner that polls whenever its push gate is
+//! - `loom_gate_one_sender`: one sender, an owner that polls whenever its push gate is
 //!   raised.
-//! - `loom_flag_two_senders`: two senders on the same channel.
+//! - `loom_gate_two_senders`: two senders on the same channel.
 //!
 //! Each model also checks, across its executions, that both outcomes occurred: a request
 //! received by a poll while a sender ran, and one left behind a raised gate.
@@ -20,7 +20,7 @@
 //! Run with `.ci/loom`. The preemption bound is given per model unless
 //! `LOOM_MAX_PREEMPTIONS` is set.
 
-use super::{lower_flag, post_and_raise, Channels, Request, Status};
+use super::{lower_gate_then_fence, post_then_raise_gate, Channels, Request, Status, StealAmount};
 use crate::lace::deque::{Deque, Home, Owner};
 use crate::stats::Counters;
 use loom::sync::Arc;
@@ -59,7 +59,7 @@ fn request(thief: u32) -> Request {
     Request {
         thief,
         failed: 0,
-        half: false,
+        amount: StealAmount::One,
         status: Status::Working,
         update: false,
     }
@@ -77,20 +77,20 @@ fn run(senders: u32, hits: &Hits) {
     // SAFETY: the deque and `counters` outlive the owner, which is never dropped (it owns
     // nothing); it is the only owner of the deque, written in place on this thread.
     let owner: &Owner<Place> =
-        unsafe { (*place.owner.get()).write(Owner::new(&place.dq, &counters, true)) };
+        unsafe { (*place.owner.get()).write(Owner::new(&place.dq, &counters)) };
     assert!(owner.is_home());
-    // Senders start once the owner exists: `Owner::new` opens the gate with a plain
-    // store, which would overwrite an earlier raise (see PROTOCOLS.md, "Relay").
+    owner.start_private();
+    // `Owner::new` leaves the gate raised, so the owner's first round polls in any case.
     let handles: Vec<_> = (0..senders)
         .map(|i| {
             let place = place.clone();
-            thread::spawn(move || post_and_raise(&place.ch, &place.dq, request(i + 1)))
+            thread::spawn(move || post_then_raise_gate(&place.ch, &place.dq, request(i + 1)))
         })
         .collect();
     let mut got = 0;
     for _ in 0..ROUNDS {
         if owner.fast_slot().is_none() {
-            lower_flag(owner);
+            lower_gate_then_fence(owner);
             while place.ch.requests.recv().is_some() {
                 got += 1;
             }
@@ -102,7 +102,7 @@ fn run(senders: u32, hits: &Hits) {
     handles.into_iter().for_each(|h| h.join().unwrap());
     if got < senders {
         assert!(
-            owner.flag_raised(),
+            owner.gate_raised(),
             "a request is queued but the owner's gate is lowered: it would not poll"
         );
         hits[1].fetch_add(1, Relaxed);
@@ -129,11 +129,11 @@ fn model(senders: u32, bound: usize) {
 }
 
 #[test]
-fn loom_flag_one_sender() {
+fn loom_gate_one_sender() {
     model(1, 3);
 }
 
 #[test]
-fn loom_flag_two_senders() {
+fn loom_gate_two_senders() {
     model(2, 2);
 }
