@@ -137,8 +137,9 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
 
 /// The calling thread's stack block as the thread library reports it (Linux:
 /// `pthread_getattr_np`); `None` where it cannot be read. The block is this thread's alone:
-/// no other thread's stack lies in it while the thread lives.
-#[cfg(target_os = "linux")]
+/// no other thread's stack lies in it while the thread lives. Miri has no
+/// `pthread_getattr_np`, so there the block is unknown and `Scope::worker` gives `None`.
+#[cfg(all(target_os = "linux", not(miri)))]
 fn stack_bounds() -> Option<(usize, usize)> {
     use std::ffi::{c_int, c_ulong, c_void};
     // Larger than and as aligned as `pthread_attr_t` on every Linux target (36 or 56 bytes).
@@ -172,7 +173,7 @@ fn stack_bounds() -> Option<(usize, usize)> {
     (ok && size > 0).then(|| (lo, lo + size))
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(all(target_os = "linux", not(miri))))]
 fn stack_bounds() -> Option<(usize, usize)> {
     None
 }
