@@ -321,6 +321,8 @@ pub(crate) struct Registry {
     /// may ask at once.
     pub(crate) news: AtomicU64,
     pub(crate) teams: crate::team::Teams,
+    /// Running reductions that idle workers may join.
+    pub(crate) reductions: crate::reduce::Board,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -354,6 +356,7 @@ impl Registry {
             barriers: Default::default(),
             news: AtomicU64::new(0),
             teams: crate::team::Teams::new(workers),
+            reductions: crate::reduce::Board::new(),
         }
     }
 

@@ -5,8 +5,8 @@
 
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::fork::Fork;
-use crate::reduction::{self, Reduce};
-use crate::runtime::{Runtime, RuntimeKind};
+use crate::reduction::{self, Checked, Reduce};
+use crate::runtime::RuntimeKind;
 use std::hint::black_box;
 
 /// The reduce-fib kernel of the catalogue.
@@ -34,18 +34,12 @@ impl Bench for ReduceFib {
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = crate::bench::count("reduce-fib", size, "n", 0, 90)? as u32;
-        Ok(Box::new(FibRun {
-            n,
-            expected: super::fib::fib_iterative(n),
-            result: None,
-        }))
+        Ok(Checked::boxed(FibRun { n }, super::fib::fib_iterative(n)))
     }
 }
 
 struct FibRun {
     n: u32,
-    expected: u64,
-    result: Option<u64>,
 }
 
 impl Reduce for FibRun {
@@ -79,21 +73,8 @@ impl Reduce for FibRun {
     fn join<F: Fork>(&self, f: F) -> u64 {
         super::fib::fib(f, black_box(self.n))
     }
-}
 
-impl Instance for FibRun {
-    fn run(&mut self, rt: &Runtime) {
-        self.result = Some(reduction::run(&*self, rt));
-    }
-
-    fn verify(&self) -> Result<(), String> {
-        match self.result {
-            None => Err("reduce-fib: not run".into()),
-            Some(r) if r == self.expected => Ok(()),
-            Some(r) => Err(format!(
-                "reduce-fib({}) = {r}, expected {}",
-                self.n, self.expected
-            )),
-        }
+    fn describe(&self) -> String {
+        format!("reduce-fib({})", self.n)
     }
 }

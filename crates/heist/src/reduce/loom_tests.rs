@@ -1,4 +1,4 @@
-//! loom model of the reduction's termination test (`reduce::ended`): two workers and a
+//! loom model of the reduction's termination test (`reduce::lane::ended`): two workers and a
 //! checker. Worker 0 runs the root, which pushes one task; the task is handed to worker
 //! 1 (through a mutex, as the shared part of a lane is) after worker 0 published its
 //! counts; each worker publishes its counts only when it hands out work or runs dry.
@@ -7,7 +7,7 @@
 //!
 //! Run with `.ci/loom` (`RUSTFLAGS="--cfg loom" cargo test -p heist --release --lib loom`).
 
-use super::{ended, Counts};
+use super::lane::{ended, Counts};
 use loom::sync::atomic::{AtomicBool, Ordering::Acquire, Ordering::Release};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
