@@ -580,6 +580,7 @@ impl Worker {
                     || me.channels.pending()
                     || me.has_mail.load(SeqCst)
                     || r.terminate.load(Relaxed)
+                    || crate::team::idle_wanted(r, self.index)
             });
         }
     }

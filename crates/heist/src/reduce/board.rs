@@ -4,11 +4,10 @@
 //! caller's frame ends; a worker looking for work joins the newest it never took part in.
 
 use super::Participate;
-use crate::pool::lock;
+use crate::sync::{AtomicUsize, Mutex, MutexGuard};
 use crate::worker::Worker;
-use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
-use std::sync::Mutex;
+use std::sync::PoisonError;
 
 /// A posted reduction, its lifetime erased.
 #[derive(Clone, Copy)]
@@ -34,6 +33,19 @@ impl Board {
         }
     }
 
+    /// Whether a posted reduction wants worker `me`: one still running that `me` never
+    /// took part in ([`help`] would join it). For the sleeper's last look: the caller of
+    /// a reduction posts it before it wakes the sleepers.
+    pub(crate) fn wants_help(&self, me: usize) -> bool {
+        if self.len.load(Relaxed) == 0 {
+            return false;
+        }
+        lock(&self.posted).iter().any(|p| {
+            // SAFETY: a posted reduction is alive while it is on the board.
+            unsafe { (*p.0).may_enter(me) }
+        })
+    }
+
     pub(super) fn post(&self, p: Posted) {
         let mut posted = lock(&self.posted);
         posted.push(p);
@@ -47,6 +59,10 @@ impl Board {
         }
         self.len.store(posted.len(), Relaxed);
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Joins a reduction of `w`'s pool that it never took part in, if there is one, and
@@ -73,7 +89,7 @@ pub(crate) fn help(w: &Worker) -> bool {
 /// Takes a reduction off the board and waits for its helpers, also when unwinding.
 pub(super) struct Unpost<'a> {
     pub(super) red: Posted,
-    pub(super) helpers: &'a AtomicUsize,
+    pub(super) helpers: &'a std::sync::atomic::AtomicUsize,
     pub(super) w: &'a Worker,
 }
 

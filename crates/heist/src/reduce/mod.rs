@@ -138,6 +138,8 @@ unsafe impl<T: Send, R: Send, B: Sync> Sync for Reduction<T, R, B> {}
 
 /// A reduction as idle workers see it.
 trait Participate {
+    /// Whether worker `me` could join: the reduction runs and `me` never took part.
+    fn may_enter(&self, me: usize) -> bool;
     /// Claims worker `me`'s lane if it never took part; counts it as a helper.
     fn enter(&self, me: usize) -> bool;
     /// Takes part until the reduction ends, then leaves (the last access).
@@ -280,6 +282,10 @@ impl<T: Send, R: Send, B: Fns<T, R>> Reduction<T, R, B> {
 }
 
 impl<T: Send, R: Send, B: Fns<T, R>> Participate for Reduction<T, R, B> {
+    fn may_enter(&self, me: usize) -> bool {
+        self.phase.load(Relaxed) == RUNNING && self.lanes[me].offer.0.state.load(Relaxed) == FREE
+    }
+
     fn enter(&self, me: usize) -> bool {
         if self.phase.load(Relaxed) != RUNNING {
             return false;

@@ -5,10 +5,11 @@
 
 use super::word::{Reg, Word};
 use super::Header;
-use crate::sleep::SPIN_ROUNDS;
+use crate::sleep::{Sleep, SPIN_ROUNDS};
+use crate::sync::AtomicUsize;
 use crate::worker::Worker;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64};
 use std::time::Duration;
 
 /// Idle rounds a member of a persisting team spins for the next task before it leaves:
@@ -17,8 +18,6 @@ use std::time::Duration;
 const LINGER: u32 = SPIN_ROUNDS;
 /// Idle rounds between a waiting coordinator's attempts to help with other work.
 const HELP_EVERY: u32 = 32;
-/// Idle rounds between a waiting coordinator's wake-ups of sleepers.
-const REWAKE: u32 = 64;
 
 /// One worker's team state, in the registry.
 #[repr(align(128))]
@@ -39,7 +38,7 @@ pub(super) struct Slot {
 pub(crate) struct Teams {
     pub(super) slots: Box<[Slot]>,
     /// Requests pending anywhere in the pool: the cheap test of [`serve`].
-    pending: AtomicUsize,
+    pub(super) pending: AtomicUsize,
 }
 
 impl Teams {
@@ -109,24 +108,54 @@ fn partner_coordinator(teams: &Teams, me: usize, mine_r: u16, mine_c: usize) -> 
     None
 }
 
+/// The coordinator that wants idle worker `me` as a member, if any: one that needs it,
+/// found through its partners, unless `me` is busy with a team of its own.
+fn wanted_by(teams: &Teams, me: usize) -> Option<usize> {
+    if teams.pending.load(Relaxed) == 0 {
+        return None;
+    }
+    let slot = &teams.slots[me];
+    // A member of a running team, or a coordinator: busy with its own team.
+    if slot.depth.load(Relaxed) > 0 || slot.word.load().r != 0 {
+        return None;
+    }
+    partner_coordinator(teams, me, 0, me)
+}
+
+/// Whether a team wants worker `me` as a member: [`serve`] would serve one. For the
+/// sleeper's last look: a coordinator makes its request, and a worker registers (which
+/// may make a coordinator reachable through it), before waking the sleepers.
+pub(crate) fn wants_member(teams: &Teams, me: usize) -> bool {
+    wanted_by(teams, me).is_some()
+}
+
 /// Lets `w`, which is idle, join a team that needs it, and serves that team until it is
 /// done with `w`. Called from the worker's back-off; true if it served.
 pub(crate) fn serve(w: &Worker) -> bool {
     let teams = &w.registry().teams;
-    if teams.pending.load(Relaxed) == 0 {
-        return false;
-    }
-    let me = w.index();
-    let slot = &teams.slots[me];
-    // A member of a running team, or a coordinator: busy with its own team.
-    if slot.depth.load(Relaxed) > 0 || slot.word.load().r != 0 {
-        return false;
-    }
-    let Some(c) = partner_coordinator(teams, me, 0, me) else {
+    let Some(c) = wanted_by(teams, w.index()) else {
         return false;
     };
     w.busy(|| member(w, teams, c));
     true
+}
+
+/// Worker `me` registers with coordinator `c` (one CAS) and follows it; returns the `n`
+/// it registered under. Through `me`, `c` may now reach a sleeper among its partners, so
+/// the sleepers are woken (their last look checks [`wants_member`]).
+pub(super) fn enlist(teams: &Teams, sleep: &Sleep, me: usize, c: usize) -> Option<u16> {
+    let n = teams.slots[c].word.register()?;
+    teams.slots[me].coord.store(c, Release);
+    sleep.wake_all();
+    Some(n)
+}
+
+/// Coordinator `me` asks for a team of `r`, waking the sleepers unless its persisting
+/// team of `r` takes the task (its members are awake, lingering).
+pub(super) fn ask(teams: &Teams, sleep: &Sleep, me: usize, r: u16) {
+    if !teams.slots[me].word.request(r) {
+        sleep.wake_all();
+    }
 }
 
 /// Registers with coordinator `c` and serves it (or a coordinator that goes before it)
@@ -136,10 +165,9 @@ fn member(w: &Worker, teams: &Teams, mut c: usize) {
     let slot = &teams.slots[me];
     'register: loop {
         let seen = teams.slots[c].launch.load(Acquire);
-        let Some(n) = teams.slots[c].word.register() else {
+        let Some(n) = enlist(teams, &w.registry().sleep, me, c) else {
             break;
         };
-        slot.coord.store(c, Release);
         let mut seen = seen;
         let mut idle = 0u32;
         loop {
@@ -213,9 +241,7 @@ fn gather(w: &Worker, teams: &Teams, r: u16) -> u16 {
     let me = w.index();
     let word = &teams.slots[me].word;
     loop {
-        if !word.request(r) {
-            w.registry().sleep.wake_all();
-        }
+        ask(teams, &w.registry().sleep, me, r);
         let mut idle = 0u32;
         loop {
             let reg = word.load();
@@ -238,9 +264,6 @@ fn gather(w: &Worker, teams: &Teams, r: u16) -> u16 {
                 word.revoke();
                 w.find_work();
                 break;
-            }
-            if idle % REWAKE == 0 {
-                w.registry().sleep.wake_all();
             }
             w.poll();
             back_off(idle);

@@ -32,6 +32,7 @@ mod form;
 mod loom_tests;
 mod word;
 
+use form::wants_member;
 pub(crate) use form::{serve, wait_round, Teams};
 
 use crate::pool::{lock, Pool};
@@ -80,6 +81,14 @@ impl fmt::Display for TeamError {
 }
 
 impl std::error::Error for TeamError {}
+
+/// Whether worker `me` of the pool `r`, idle, is wanted by a team (as a member) or by a
+/// reduction (as a helper): the part of the sleeper's last look that covers the wake-ups
+/// of team requests, registrations and posted reductions (PROTOCOLS.md, "Sleep and
+/// wake").
+pub(crate) fn idle_wanted(r: &crate::pool::Registry, me: usize) -> bool {
+    wants_member(&r.teams, me) || r.reductions.wants_help(me)
+}
 
 /// What each member of a team sees.
 pub struct Team<'a> {
