@@ -73,7 +73,8 @@ pub(super) struct Offer {
     pub(super) state: AtomicU8,
     /// Raised by a thief: the owner should move work into `shared`.
     pub(super) hungry: AtomicBool,
-    /// Tasks in the private queue (published now and then).
+    /// The lane's tasks when its owner last handed work out or took some in: a hint
+    /// for thieves choosing victims, published only then (never per task).
     pub(super) load: AtomicUsize,
     /// Tasks in `shared`.
     pub(super) shared_len: AtomicUsize,
@@ -100,6 +101,11 @@ impl<T> Lane<T> {
         self.private.get_mut().push(root);
         self.counts.0.made.store(1, Relaxed);
         self.offer.0.load.store(1, Relaxed);
+    }
+
+    /// Whether a thief could ask this lane for work: its owner takes part.
+    pub(super) fn active(&self) -> bool {
+        self.offer.0.state.load(Relaxed) == IN
     }
 
     /// Tasks a thief may hope to find here.
@@ -143,15 +149,6 @@ impl<'a, T> Owner<'a, T> {
         f(unsafe { &mut *self.lane.private.get() })
     }
 
-    /// Publishes the queue length when it reaches a power of two or zero: thieves see
-    /// the load within a factor of two without a store on every push and pop.
-    #[inline(always)]
-    fn publish_load(&self, len: usize) {
-        if len & len.wrapping_sub(1) == 0 {
-            self.lane.offer.0.load.store(len, Relaxed);
-        }
-    }
-
     /// Publishes the counts. Called before tasks are handed to thieves and whenever the
     /// private queue runs dry, never per task: the termination test needs only that a
     /// task's pushes are published no later than its completion, and before any of them
@@ -164,7 +161,6 @@ impl<'a, T> Owner<'a, T> {
     pub(super) fn pop(&self) -> Option<T> {
         match self.with(|q| q.pop().map(|t| (t, q.len()))) {
             Some((t, len)) => {
-                self.publish_load(len);
                 if self.lane.offer.0.hungry.load(Relaxed) && len > 0 {
                     self.donate();
                 }
@@ -181,7 +177,6 @@ impl<'a, T> Owner<'a, T> {
             q.len()
         });
         self.made.set(self.made.get() + 1);
-        self.publish_load(len);
         if self.lane.offer.0.hungry.load(Relaxed) && len >= 2 {
             self.donate();
         }

@@ -1,7 +1,8 @@
 //! Load-aware victim choice ("Blaze-Tasks", §4.3): sample a few victims' published loads,
 //! try the richest first, each up to an attempt budget that grows with its load relative
 //! to the sampled average and shrinks with its distance (tiers: same core, same socket,
-//! other socket; a no-op on one socket).
+//! other socket; a no-op on one socket). Loads are published only when work changes
+//! hands (see [`super::lane`]); a thief that sees none asks a sampled worker directly.
 
 use super::lane::{Lane, Owner};
 
@@ -65,6 +66,11 @@ pub(super) fn steal<T>(lanes: &[Lane<T>], me: usize, random: u64, owner: &Owner<
     picks.sort_unstable_by_key(|p| std::cmp::Reverse(p.0));
     let total = picks.iter().map(|p| p.0).sum::<usize>();
     if total == 0 {
+        // Loads are published only when work moves: ask a sampled worker that takes
+        // part, so that it hands out work (and publishes its load) if it has any.
+        if let Some(&(_, v)) = picks.iter().find(|p| lanes[p.1].active()) {
+            lanes[v].ask();
+        }
         return Steal::NoneSeen;
     }
     let avg = total / k;

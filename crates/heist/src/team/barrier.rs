@@ -1,11 +1,13 @@
 //! A team's barrier ("Work-stealing for mixed-mode parallelism by deterministic
 //! team-building" defines none; its §5 quicksort needs only the end of the team): a
-//! count and a generation; waiters spin, then yield, then block, and a member's panic
-//! poisons it so that every waiting member leaves.
+//! count and a generation; waiters spin, then yield, then block (a bounded nap: a team
+//! that needs the waiter finds it within a millisecond), and a member's panic poisons it
+//! so that every waiting member leaves.
 
-use super::form::TEAM_YIELDS;
+use super::form::{lend, TEAM_YIELDS};
 use crate::pool::lock;
 use crate::sleep::SPIN_ROUNDS;
+use crate::worker::Worker;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Condvar, Mutex};
@@ -41,7 +43,10 @@ impl Barrier {
         }
     }
 
-    pub(super) fn wait(&self) {
+    /// Waits for the other members; past its spinning, `w`, this member's worker, is lent
+    /// to teams and work meanwhile (a team or a task forked from this team's bodies may
+    /// need it; see [`lend`]).
+    pub(super) fn wait(&self, w: &Worker) {
         self.check();
         let g = self.generation.load(Acquire);
         if self.count.fetch_add(1, AcqRel) + 1 == self.size {
@@ -54,6 +59,9 @@ impl Barrier {
         while self.generation.load(Acquire) == g {
             self.check();
             idle += 1;
+            if idle > SPIN_ROUNDS * 4 && lend(w) {
+                continue;
+            }
             if idle < SPIN_ROUNDS * 4 {
                 std::hint::spin_loop();
             } else if idle < SPIN_ROUNDS * 4 + TEAM_YIELDS {

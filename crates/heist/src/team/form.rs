@@ -30,6 +30,9 @@ pub(super) struct Slot {
     pub(super) launch: AtomicU64,
     /// The job of that launch.
     pub(super) job: AtomicPtr<Header>,
+    /// This worker's launched job whose members may not all have started (written and
+    /// read by it alone).
+    pub(super) running: AtomicPtr<Header>,
     /// Team bodies running on this worker (written by it alone).
     pub(super) depth: AtomicU32,
 }
@@ -50,6 +53,7 @@ impl Teams {
                     coord: AtomicUsize::new(i),
                     launch: AtomicU64::new(0),
                     job: AtomicPtr::new(std::ptr::null_mut()),
+                    running: AtomicPtr::new(std::ptr::null_mut()),
                     depth: AtomicU32::new(0),
                 })
                 .collect(),
@@ -114,9 +118,11 @@ fn wanted_by(teams: &Teams, me: usize) -> Option<usize> {
     if teams.pending.load(Relaxed) == 0 {
         return None;
     }
-    let slot = &teams.slots[me];
-    // A member of a running team, or a coordinator: busy with its own team.
-    if slot.depth.load(Relaxed) > 0 || slot.word.load().r != 0 {
+    // A coordinator still forming its team serves only teams that go before its own
+    // (in `gather`). Any other worker that waits serves, also inside a team body: the
+    // team that needs it may come from work that the body waits for.
+    let reg = teams.slots[me].word.load();
+    if reg.r != 0 && reg.t == 0 {
         return None;
     }
     partner_coordinator(teams, me, 0, me)
@@ -127,6 +133,15 @@ fn wanted_by(teams: &Teams, me: usize) -> Option<usize> {
 /// may make a coordinator reachable through it), before waking the sleepers.
 pub(crate) fn wants_member(teams: &Teams, me: usize) -> bool {
     wanted_by(teams, me).is_some()
+}
+
+/// One round of a team wait past its spinning (a member at the barrier or between
+/// tasks, a coordinator waiting for its members): lends `w` to a team that needs it, or
+/// to other work, since that work may be what the team waits for (and under relay, a
+/// task handed to `w` waits in its channel until it looks). True if it did something.
+pub(super) fn lend(w: &Worker) -> bool {
+    w.poll();
+    serve(w) || w.find_work()
 }
 
 /// Lets `w`, which is idle, join a team that needs it, and serves that team until it is
@@ -163,6 +178,9 @@ pub(super) fn ask(teams: &Teams, sleep: &Sleep, me: usize, r: u16) {
 fn member(w: &Worker, teams: &Teams, mut c: usize) {
     let me = w.index();
     let slot = &teams.slots[me];
+    // Served from a wait inside another team's body or launch: follow that team again
+    // afterwards.
+    let outer = slot.coord.load(Relaxed);
     'register: loop {
         let seen = teams.slots[c].launch.load(Acquire);
         let Some(n) = enlist(teams, &w.registry().sleep, me, c) else {
@@ -196,14 +214,22 @@ fn member(w: &Worker, teams: &Teams, mut c: usize) {
                 }
             }
             idle += 1;
-            if reg.r == 0 && idle > LINGER && cs.word.leave(n) {
-                break 'register;
+            if idle > LINGER {
+                if reg.r == 0 && cs.word.leave(n) {
+                    break 'register;
+                }
+                // Teamed, and the team's task still runs elsewhere: it may wait for a
+                // team or for work that needs this worker.
+                if reg.t != 0 && lend(w) {
+                    idle = 0;
+                    continue;
+                }
             }
             w.poll();
             back_off(idle);
         }
     }
-    slot.coord.store(me, Release);
+    slot.coord.store(outer, Release);
 }
 
 /// Rounds a waiting coordinator or member yields before it naps: a team forms within
@@ -231,9 +257,14 @@ pub(crate) fn wait_round(idle: u32, yields: u32, nap: Duration) {
 
 /// Coordinates on `w` until a team of `r` is fixed; returns the `n` it was fixed under.
 pub(super) fn form(w: &Worker, teams: &Teams, r: u16) -> u16 {
+    // Partners find a coordinator through their partners' `coord`: while it forms, it
+    // is its own, also when it asks from inside another team's body.
+    let coord = &teams.slots[w.index()].coord;
+    let outer = coord.swap(w.index(), AcqRel);
     teams.pending.fetch_add(1, AcqRel);
     let n = gather(w, teams, r);
     teams.pending.fetch_sub(1, AcqRel);
+    coord.store(outer, Release);
     n
 }
 

@@ -23,6 +23,16 @@
 //! Idle workers join teams through [`serve`], called from the worker's back-off, so that
 //! every wait (the idle loop, leapfrogging, latches, reductions) can lend its worker.
 //!
+//! Nesting (the paper leaves open how teams inside team tasks behave): a worker that
+//! waits inside a team body, or as a teamed member between tasks, or as a coordinator
+//! for its members to leave, also serves teams (and, past a short spin, other work),
+//! nested on its stack. A team asked for inside a body, or by work forked from one and
+//! stolen, may need the running team's members, and they are all waiting for it; so
+//! this is what keeps such programs from hanging. A nested request of a coordinator
+//! whose own team runs starts afresh (its persisting team is busy) once every member of
+//! its running launch has its job. While it forms, a coordinator is its own `coord`, so
+//! that partners find it even when it is a member of another team.
+//!
 //! Roles: [`word`] is the registration word, [`form`] how teams form and who serves
 //! them, [`barrier`] the team's barrier; this file runs a launched team task.
 
@@ -32,10 +42,11 @@ mod form;
 mod loom_tests;
 mod word;
 
-use form::wants_member;
 pub(crate) use form::{serve, wait_round, Teams};
+use form::{wants_member, Slot};
 
 use crate::pool::{lock, Pool};
+use crate::sleep::SPIN_ROUNDS;
 use crate::worker::Worker;
 use barrier::Barrier;
 use form::back_off;
@@ -59,8 +70,10 @@ pub enum TeamError {
         /// The pool's size.
         workers: usize,
     },
-    /// Called inside a team body: the members of the running team are busy with it, so
-    /// a team that needs workers beyond the caller could wait for ever.
+    /// A team that could wait for ever. Not returned at present: teams nest, and every
+    /// worker that waits (in a join, at a team's barrier, between a team's tasks) serves
+    /// the teams that need it, so a team always gets its members (see [`Worker::team`]).
+    /// Kept so that a future limit (say, on nesting depth) has its error.
     WouldDeadlock,
 }
 
@@ -72,10 +85,7 @@ impl fmt::Display for TeamError {
                 f,
                 "a team of {asked} workers does not fit a pool of {workers}"
             ),
-            TeamError::WouldDeadlock => write!(
-                f,
-                "a team of more than one worker inside a team body would deadlock"
-            ),
+            TeamError::WouldDeadlock => write!(f, "this team could wait for ever"),
         }
     }
 }
@@ -114,7 +124,7 @@ impl Team<'_> {
     /// # Panics
     /// If another member panicked (the barrier is poisoned), so that every member leaves.
     pub fn barrier(&self) {
-        self.barrier.wait();
+        self.barrier.wait(self.worker);
     }
 
     /// The worker this member runs on.
@@ -128,6 +138,8 @@ impl Team<'_> {
 struct Header {
     /// Runs one member's body: `execute(job, worker)`.
     execute: unsafe fn(*const Header, &Worker),
+    /// The team's size.
+    size: usize,
     /// The next rank to hand out (the coordinator is 0).
     ranks: AtomicUsize,
     /// Members (other than the coordinator) that have left.
@@ -149,7 +161,6 @@ impl Header {
 #[repr(C)]
 struct Job<'f, F, R> {
     header: Header,
-    size: usize,
     body: &'f F,
     barrier: Barrier,
     results: Box<[UnsafeCell<Option<R>>]>,
@@ -168,7 +179,7 @@ where
         slot.depth.store(slot.depth.load(Relaxed) + 1, Relaxed);
         let team = Team {
             rank,
-            size: self.size,
+            size: self.header.size,
             barrier: &self.barrier,
             worker: w,
         };
@@ -210,6 +221,11 @@ impl Worker {
     /// poisons the team's barrier (so that members waiting there panic too and leave);
     /// the first panic is re-raised here after every member has left.
     ///
+    /// Teams nest: a body may ask for a team, and so may work it forks. A worker that
+    /// waits inside a body (in a join, at the barrier) or between its team's tasks serves
+    /// a team that needs it, running that team's body on its stack, so the inner team
+    /// gets its members while the outer one waits for it.
+    ///
     /// # Panics
     /// If [`Worker::try_team`] would return an error, with that error's message.
     ///
@@ -227,8 +243,7 @@ impl Worker {
             .unwrap_or_else(|e| panic!("heist: {e}"))
     }
 
-    /// [`Worker::team`], or an error for `r = 0`, `r` larger than the pool, or a team of
-    /// more than one worker asked for inside a team body (which could wait for ever).
+    /// [`Worker::team`], or an error for `r = 0` or `r` larger than the pool.
     pub fn try_team<F, R>(&self, r: usize, body: F) -> Result<Vec<R>, TeamError>
     where
         F: Fn(&Team<'_>) -> R + Sync,
@@ -256,16 +271,22 @@ impl Worker {
             _ => {}
         }
         let teams = &self.registry().teams;
-        if teams.slots[self.index()].depth.load(Relaxed) > 0 {
-            return Err(TeamError::WouldDeadlock);
+        let slot = &teams.slots[self.index()];
+        if slot.depth.load(Relaxed) > 0 {
+            // Nested: this worker's persisting team, if any, is busy with the body this
+            // request comes from, so it cannot take the task; start afresh, once every
+            // member of this worker's running launch has its job (its launch word is
+            // about to be overwritten).
+            self.await_started(slot);
+            slot.word.revoke();
         }
         let job = Job {
             header: Header {
                 execute: Job::<F, R>::execute,
+                size: r,
                 ranks: AtomicUsize::new(1),
                 left: AtomicUsize::new(0),
             },
-            size: r,
             body: &body,
             barrier: Barrier::new(r),
             results: (0..r).map(|_| UnsafeCell::new(None)).collect(),
@@ -284,6 +305,27 @@ impl Worker {
             .collect())
     }
 
+    /// Waits, serving teams, until every member of this worker's running launch (if any)
+    /// has taken its rank.
+    fn await_started(&self, slot: &Slot) {
+        let running = slot.running.load(Relaxed);
+        if running.is_null() {
+            return;
+        }
+        // SAFETY: `running` is set by this worker's `launch` frames, which are below this
+        // one on its stack, so their jobs are alive.
+        let header = unsafe { &*running };
+        let mut idle = 0u32;
+        while header.ranks.load(Acquire) < header.size {
+            idle += 1;
+            if idle > SPIN_ROUNDS && form::lend(self) {
+                idle = 0;
+                continue;
+            }
+            back_off(idle);
+        }
+    }
+
     /// Publishes `job` to the fixed team, runs rank 0, and waits for every member.
     fn launch<F, R>(&self, teams: &Teams, job: &Job<'_, F, R>, n: u16)
     where
@@ -292,15 +334,22 @@ impl Worker {
     {
         let slot = &teams.slots[self.index()];
         let count = (slot.launch.load(Relaxed) + 1) & ((1 << 48) - 1);
-        slot.job
-            .store(&job.header as *const Header as *mut Header, Release);
+        let job_ptr = &job.header as *const Header as *mut Header;
+        slot.job.store(job_ptr, Release);
         slot.launch.store(u64::from(n) << 48 | count, Release);
+        let outer = slot.running.swap(job_ptr, Relaxed);
         job.run_rank(0, self);
         let mut idle = 0u32;
-        while job.header.left.load(Acquire) < job.size - 1 {
+        while job.header.left.load(Acquire) < job.header.size - 1 {
+            // A member's body may wait for a team or work that needs this worker.
             idle += 1;
+            if idle > SPIN_ROUNDS && form::lend(self) {
+                idle = 0;
+                continue;
+            }
             back_off(idle);
         }
+        slot.running.store(outer, Relaxed);
         slot.word.finish();
     }
 }
