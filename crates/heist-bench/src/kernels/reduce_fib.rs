@@ -1,6 +1,6 @@
 //! reduce-fib: fib(n) as a reduction over tasks (Blaze-Tasks §5.1): a task for `n`
-//! pushes `n − 2` and goes on as `n − 1` until it reaches a leaf, and the leaves' ones
-//! are summed. The `join` version is the catalogue's [`fib`](super::fib::fib). Checked
+//! pushes `n − 2` and goes on as `n − 1` until it reaches a leaf of value 1, and the
+//! leaves' ones are summed (fib(n) tasks, as in Blaze's formulation). The `join` version is the catalogue's [`fib`](super::fib::fib). Checked
 //! against the iterative Fibonacci.
 
 use crate::bench::{Bench, Instance, SizeClass};
@@ -58,12 +58,14 @@ impl Reduce for FibRun {
         a + b
     }
 
+    /// Blaze's continuation loop: push `n − 2`, go on as `n − 1`, down to a leaf; no
+    /// task of value 0 is made below the root (`fib(2) = fib(1)`).
     #[inline]
     fn expand(&self, mut n: u32, push: &mut impl FnMut(u32)) -> u64 {
         if n < 2 {
             return u64::from(n);
         }
-        while n > 1 {
+        while n > 2 {
             push(n - 2);
             n -= 1;
         }
