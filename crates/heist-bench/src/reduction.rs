@@ -8,9 +8,11 @@
 //! - every other runtime (`seq`, `heist-join`, `rayon`, `chili`): the `join` version
 //!   through [`Runtime::exec`], whose `seq` is the sequential elision.
 
+use crate::bench::Instance;
 use crate::fork::Fork;
 use crate::runtime::{Runtime, RuntimeKind, Task};
 use std::cell::RefCell;
+use std::fmt::Debug;
 use thread_local::ThreadLocal;
 
 /// A reduction kernel in both shapes.
@@ -29,6 +31,59 @@ pub trait Reduce: Sync {
     fn expand(&self, t: Self::Task, push: &mut impl FnMut(Self::Task)) -> Self::Out;
     /// The whole computation written with `join`.
     fn join<F: Fork>(&self, f: F) -> Self::Out;
+    /// Untimed: clears what a run leaves behind.
+    fn reset(&self) {}
+    /// The computation as the error of a wrong answer names it, e.g. `reduce-fib(40)`.
+    fn describe(&self) -> String;
+}
+
+/// A reduction kernel and the answer it must give, as a benchmark instance.
+pub struct Checked<K: Reduce> {
+    kernel: K,
+    expected: K::Out,
+    result: Option<K::Out>,
+}
+
+impl<K> Checked<K>
+where
+    K: Reduce + Send + 'static,
+    K::Out: PartialEq + Debug,
+{
+    /// The instance of `kernel`, whose every run must give `expected`.
+    pub fn boxed(kernel: K, expected: K::Out) -> Box<dyn Instance> {
+        Box::new(Checked {
+            kernel,
+            expected,
+            result: None,
+        })
+    }
+}
+
+impl<K> Instance for Checked<K>
+where
+    K: Reduce + Send,
+    K::Out: PartialEq + Debug,
+{
+    fn reset(&mut self) {
+        self.kernel.reset();
+        self.result = None;
+    }
+
+    fn run(&mut self, rt: &Runtime) {
+        self.result = Some(run(&self.kernel, rt));
+    }
+
+    fn verify(&self) -> Result<(), String> {
+        match &self.result {
+            None => Err(format!("{}: not run", self.kernel.describe())),
+            Some(r) if *r == self.expected => Ok(()),
+            Some(r) => Err(format!(
+                "{} = {r:?}, expected {:?}",
+                self.kernel.describe(),
+                self.expected
+            )),
+        }
+    }
 }
 
 /// Runs `k` on `rt` in the shape that runtime stands for.

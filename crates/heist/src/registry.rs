@@ -80,6 +80,8 @@ pub(crate) struct Registry {
     pub(crate) terminate: AtomicBool,
     pub(crate) detached: crate::barrier::Detached,
     pub(crate) teams: crate::team::Teams,
+    /// Running reductions that idle workers may join.
+    pub(crate) reductions: crate::reduce::Board,
 }
 
 impl Registry {
@@ -106,6 +108,7 @@ impl Registry {
             terminate: AtomicBool::new(false),
             detached: Default::default(),
             teams: crate::team::Teams::new(workers),
+            reductions: crate::reduce::Board::new(),
         }
     }
 

@@ -534,6 +534,7 @@ impl Worker {
                     || done()
                     || me.has_mail.load(SeqCst)
                     || r.terminate.load(Relaxed)
+                    || crate::team::idle_wanted(r, self.index)
             });
         }
     }

@@ -1,4 +1,5 @@
-//! Team tasks: ranks, overlap in time, errors, panics, persistence, nesting, and teams
+//! Team tasks: ranks, overlap in time, errors, panics, persistence, nesting, teams formed
+//! by work stolen from a team body, and teams
 //! from scopes, detached tasks and outside the pool; both schedulers, pools of 1, 2, 3,
 //! 5, 8 and 16 workers, each test under a timeout.
 
@@ -182,27 +183,82 @@ fn a_reduction_and_a_team_run_side_by_side() {
 }
 
 #[test]
-fn a_nested_team_returns_the_deadlock_error_or_works() {
+fn nested_teams_work() {
     each_pool(120, |pool| {
         let p = pool.workers();
+        // Every rank of a whole-pool team asks for a team of one and of two at once.
         let out = pool.team(p, |t| {
             let one = t.worker().try_team(1, |u| u.rank());
             let more = t.worker().try_team(2, |u| u.rank());
+            t.barrier();
             (one, more)
         });
         for (one, more) in out {
             assert_eq!(one, Ok(vec![0]));
             match more {
                 Ok(v) => assert_eq!(v, [0, 1]),
-                Err(e) if p < 2 => assert_eq!(
-                    e,
-                    TeamError::TooLarge {
-                        asked: 2,
-                        workers: 1
-                    }
-                ),
-                Err(e) => assert_eq!(e, TeamError::WouldDeadlock),
+                Err(e) => {
+                    assert!(p < 2, "{e}");
+                    assert_eq!(
+                        e,
+                        TeamError::TooLarge {
+                            asked: 2,
+                            workers: 1
+                        }
+                    );
+                }
             }
+        }
+        // Rank 0 asks for the whole pool while the other ranks wait at the barrier.
+        let arrived = AtomicUsize::new(0);
+        let out = pool.team(p, |t| {
+            let inner = (t.rank() == 0).then(|| t.worker().team(p, |u| overlap_body(&arrived, u)));
+            t.barrier();
+            inner
+        });
+        check_team(out[0].as_ref().expect("rank 0 ran the inner team"), p);
+    });
+}
+
+/// The hang of issue 12: a team body forks work that is stolen and forms a team needing
+/// the running team's members (the one that waits for the stolen work, and the ones
+/// waiting at the barrier). Hung before waiting members served teams (and, on pools of
+/// two, where the forked work runs on the body's own worker, failed with the deadlock
+/// error).
+#[test]
+fn a_team_formed_by_work_stolen_from_a_team_body_gets_its_members() {
+    each_pool(240, |pool| {
+        let p = pool.workers();
+        let r = p.min(2);
+        for _ in 0..if p >= 3 { 5 } else { 1 } {
+            let arrived = AtomicUsize::new(0);
+            let out = pool.team(r, |t| {
+                let inner = if t.rank() == 0 {
+                    let started = std::sync::atomic::AtomicBool::new(false);
+                    let ((), inner) = t.worker().join(
+                        |w| {
+                            // Long enough for an idle worker to steal the other half.
+                            let t0 = std::time::Instant::now();
+                            while !started.load(SeqCst)
+                                && t0.elapsed() < std::time::Duration::from_millis(200)
+                            {
+                                w.poll();
+                                std::hint::spin_loop();
+                            }
+                        },
+                        |w| {
+                            started.store(true, SeqCst);
+                            w.team(p, |u| overlap_body(&arrived, u))
+                        },
+                    );
+                    Some(inner)
+                } else {
+                    None
+                };
+                t.barrier();
+                inner
+            });
+            check_team(out[0].as_ref().expect("rank 0 joined the inner team"), p);
         }
     });
 }

@@ -7,8 +7,8 @@
 
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::fork::Fork;
-use crate::reduction::{self, Reduce};
-use crate::runtime::{Runtime, RuntimeKind};
+use crate::reduction::{self, Checked, Reduce};
+use crate::runtime::RuntimeKind;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// The knapsack kernel of the catalogue.
@@ -37,7 +37,8 @@ impl Bench for Knapsack {
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = crate::bench::count("knapsack", size, "items", 1, 1000)? as usize;
-        Ok(Box::new(KnapsackRun::seeded(n)))
+        let (run, expected) = KnapsackRun::seeded(n);
+        Ok(Checked::boxed(run, expected))
     }
 }
 
@@ -53,14 +54,13 @@ struct KnapsackRun {
     items: Vec<Item>,
     capacity: u64,
     best: AtomicU64,
-    expected: u64,
-    result: Option<u64>,
 }
 
 impl KnapsackRun {
     /// `n` items with weights in 1..=1000 and values of weight + 100 (Pisinger's strongly
     /// correlated instances, on which the bound is weak); capacity half the total weight.
-    fn seeded(n: usize) -> Self {
+    /// Also returns the best value, by dynamic programming.
+    fn seeded(n: usize) -> (Self, u64) {
         let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ n as u64;
         let mut next = move |m: u64| {
             seed ^= seed << 13;
@@ -81,13 +81,12 @@ impl KnapsackRun {
         items.sort_by(|a, b| (b.value * a.weight).cmp(&(a.value * b.weight)));
         let capacity = items.iter().map(|i| i.weight).sum::<u64>() / 2;
         let expected = best_by_dp(&items, capacity);
-        KnapsackRun {
+        let run = KnapsackRun {
             items,
             capacity,
             best: AtomicU64::new(0),
-            expected,
-            result: None,
-        }
+        };
+        (run, expected)
     }
 
     /// Whether the subtree at item `i` with `cap` left and `value` so far may beat the
@@ -167,26 +166,12 @@ impl Reduce for KnapsackRun {
     fn join<F: Fork>(&self, f: F) -> u64 {
         self.search(f, 0, self.capacity, 0)
     }
-}
 
-impl Instance for KnapsackRun {
-    fn reset(&mut self) {
+    fn reset(&self) {
         self.best.store(0, Relaxed);
-        self.result = None;
     }
 
-    fn run(&mut self, rt: &Runtime) {
-        self.result = Some(reduction::run(&*self, rt));
-    }
-
-    fn verify(&self) -> Result<(), String> {
-        match self.result {
-            None => Err("knapsack: not run".into()),
-            Some(r) if r == self.expected => Ok(()),
-            Some(r) => Err(format!(
-                "knapsack: best value {r}, dynamic programming finds {}",
-                self.expected
-            )),
-        }
+    fn describe(&self) -> String {
+        format!("knapsack of {} items: best value", self.items.len())
     }
 }

@@ -188,16 +188,33 @@ fn pivot_to_end(a: &mut [u32]) -> u32 {
     a[n - 1]
 }
 
-/// Branch-free Lomuto partition of `a` around `v`: returns how many are ≤ `v`, which
-/// now come first.
+/// Branch-free cyclic Lomuto partition of `a` around `v` (the scheme of std's own
+/// `sort_unstable`): returns how many are ≤ `v`, which now come first. A hole moves
+/// right behind the scan; each step fills it with the first element above `v` and puts
+/// the scanned element at the boundary, two moves and no swap or branch per element.
 fn partition_by(a: &mut [u32], v: u32) -> usize {
-    let mut k = 0;
-    for i in 0..a.len() {
-        let x = a[i];
-        a.swap(i, k);
-        k += usize::from(x <= v);
+    let n = a.len();
+    if n == 0 {
+        return 0;
     }
-    k
+    let p = a.as_mut_ptr();
+    // SAFETY: every index is below `n`: `lt <= gap < right < n` inside the loop (`lt`
+    // grows by at most one per element scanned), and `lt <= gap` after it. `u32` is
+    // `Copy`, so reading and overwriting elements leaves nothing to drop.
+    unsafe {
+        let first = *p;
+        let (mut gap, mut lt) = (0, 0);
+        for right in 1..n {
+            let x = *p.add(right);
+            *p.add(gap) = *p.add(lt);
+            *p.add(lt) = x;
+            gap = right;
+            lt += usize::from(x <= v);
+        }
+        *p.add(gap) = *p.add(lt);
+        *p.add(lt) = first;
+        lt + usize::from(first <= v)
+    }
 }
 
 /// Partitions `a` sequentially around a median-of-three pivot; returns its final index.
@@ -430,6 +447,29 @@ mod tests {
         assert!(generate("zipf", 10).is_err());
         assert!(MixedQuicksort.instance("random").is_err());
         assert!(MixedQuicksort.instance("random:x").is_err());
+    }
+
+    #[test]
+    fn partitions_put_what_is_not_above_the_pivot_first() {
+        let mut seed = 7u64;
+        for n in [0, 1, 2, 3, 5, 64, 1000] {
+            for v in [0, 3, 7, 9, 11] {
+                let a: Vec<u32> = (0..n)
+                    .map(|_| {
+                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                        (seed >> 60) as u32
+                    })
+                    .collect();
+                let mut b = a.clone();
+                let k = partition_by(&mut b, v);
+                assert_eq!(k, a.iter().filter(|&&x| x <= v).count(), "n {n} v {v}");
+                assert!(b[..k].iter().all(|&x| x <= v) && b[k..].iter().all(|&x| x > v));
+                let (mut a, mut b) = (a, b);
+                a.sort_unstable();
+                b.sort_unstable();
+                assert_eq!(a, b, "not a permutation");
+            }
+        }
     }
 
     #[test]

@@ -142,6 +142,10 @@ impl Reduce for PiRun {
     fn join<F: Fork>(&self, f: F) -> (f64, u64) {
         self.integrate(f, self.root())
     }
+
+    fn describe(&self) -> String {
+        "pi".into()
+    }
 }
 
 impl Instance for PiRun {

@@ -1,12 +1,12 @@
 //! reduce-fib: fib(n) as a reduction over tasks (Blaze-Tasks §5.1): a task for `n`
-//! pushes `n − 2` and goes on as `n − 1` until it reaches a leaf, and the leaves' ones
-//! are summed. The `join` version is the catalogue's [`fib`](super::fib::fib). Checked
+//! pushes `n − 2` and goes on as `n − 1` until it reaches a leaf of value 1, and the
+//! leaves' ones are summed (fib(n) tasks, as in Blaze's formulation). The `join` version is the catalogue's [`fib`](super::fib::fib). Checked
 //! against the iterative Fibonacci.
 
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::fork::Fork;
-use crate::reduction::{self, Reduce};
-use crate::runtime::{Runtime, RuntimeKind};
+use crate::reduction::{self, Checked, Reduce};
+use crate::runtime::RuntimeKind;
 use std::hint::black_box;
 
 /// The reduce-fib kernel of the catalogue.
@@ -34,18 +34,12 @@ impl Bench for ReduceFib {
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = crate::bench::count("reduce-fib", size, "n", 0, 90)? as u32;
-        Ok(Box::new(FibRun {
-            n,
-            expected: super::fib::fib_iterative(n),
-            result: None,
-        }))
+        Ok(Checked::boxed(FibRun { n }, super::fib::fib_iterative(n)))
     }
 }
 
 struct FibRun {
     n: u32,
-    expected: u64,
-    result: Option<u64>,
 }
 
 impl Reduce for FibRun {
@@ -64,12 +58,14 @@ impl Reduce for FibRun {
         a + b
     }
 
+    /// Blaze's continuation loop: push `n − 2`, go on as `n − 1`, down to a leaf; no
+    /// task of value 0 is made below the root (`fib(2) = fib(1)`).
     #[inline]
     fn expand(&self, mut n: u32, push: &mut impl FnMut(u32)) -> u64 {
         if n < 2 {
             return u64::from(n);
         }
-        while n > 1 {
+        while n > 2 {
             push(n - 2);
             n -= 1;
         }
@@ -79,21 +75,8 @@ impl Reduce for FibRun {
     fn join<F: Fork>(&self, f: F) -> u64 {
         super::fib::fib(f, black_box(self.n))
     }
-}
 
-impl Instance for FibRun {
-    fn run(&mut self, rt: &Runtime) {
-        self.result = Some(reduction::run(&*self, rt));
-    }
-
-    fn verify(&self) -> Result<(), String> {
-        match self.result {
-            None => Err("reduce-fib: not run".into()),
-            Some(r) if r == self.expected => Ok(()),
-            Some(r) => Err(format!(
-                "reduce-fib({}) = {r}, expected {}",
-                self.n, self.expected
-            )),
-        }
+    fn describe(&self) -> String {
+        format!("reduce-fib({})", self.n)
     }
 }

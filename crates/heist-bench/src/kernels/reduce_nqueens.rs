@@ -7,8 +7,8 @@
 use super::nqueens::{self, Board, MAX_N};
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::fork::Fork;
-use crate::reduction::{self, Reduce};
-use crate::runtime::{Runtime, RuntimeKind};
+use crate::reduction::{self, Checked, Reduce};
+use crate::runtime::RuntimeKind;
 use std::hint::black_box;
 
 /// The reduce-nqueens kernel of the catalogue.
@@ -38,18 +38,12 @@ impl Bench for ReduceNQueens {
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = crate::bench::count("reduce-nqueens", size, "n", 1, MAX_N as u64)? as usize;
         let expected = nqueens::known_solutions(n).expect("n is in 1..=MAX_N");
-        Ok(Box::new(QueensRun {
-            n,
-            expected,
-            result: None,
-        }))
+        Ok(Checked::boxed(QueensRun { n }, expected))
     }
 }
 
 struct QueensRun {
     n: usize,
-    expected: u64,
-    result: Option<u64>,
 }
 
 impl Reduce for QueensRun {
@@ -97,21 +91,8 @@ impl Reduce for QueensRun {
     fn join<F: Fork>(&self, f: F) -> u64 {
         nqueens::queens(f, black_box(self.n), 0, [0; MAX_N])
     }
-}
 
-impl Instance for QueensRun {
-    fn run(&mut self, rt: &Runtime) {
-        self.result = Some(reduction::run(&*self, rt));
-    }
-
-    fn verify(&self) -> Result<(), String> {
-        match self.result {
-            None => Err("reduce-nqueens: not run".into()),
-            Some(r) if r == self.expected => Ok(()),
-            Some(r) => Err(format!(
-                "reduce-nqueens({}) = {r} solutions, expected {}",
-                self.n, self.expected
-            )),
-        }
+    fn describe(&self) -> String {
+        format!("reduce-nqueens({}) solutions", self.n)
     }
 }

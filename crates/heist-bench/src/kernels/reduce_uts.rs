@@ -92,6 +92,10 @@ impl Reduce for UtsRun {
     fn join<F: Fork>(&self, f: F) -> Counts {
         uts::count(f, &self.tree)
     }
+
+    fn describe(&self) -> String {
+        "reduce-uts".into()
+    }
 }
 
 impl Instance for UtsRun {

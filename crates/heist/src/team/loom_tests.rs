@@ -5,11 +5,20 @@
 //! registered, that a member never leaves a fixed team with a task pending, and that
 //! a revoked registration counts for nothing.
 //!
+//! Two more models check that a sleeper wanted by a team is not missed (the sleep
+//! handshake of `sleep.rs` with `form::wants_member` in the last look): a coordinator's
+//! request ([`form::ask`]) and a registration that makes a coordinator reachable through
+//! the registering partner ([`form::enlist`]). A missed wake-up shows as a deadlock; with
+//! `wants_member` left out of the last look, both models deadlock.
+//!
 //! Run with `.ci/loom` (`RUSTFLAGS="--cfg loom" cargo test -p heist --release --lib loom`).
 
+use super::form::{self, wants_member, Teams};
 use super::word::{Reg, Word};
+use crate::sleep::Sleep;
 use loom::sync::Arc;
 use loom::thread;
+use std::sync::atomic::Ordering::AcqRel;
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut b = loom::model::Builder::new();
@@ -120,5 +129,53 @@ fn loom_team_reuse_races_leave() {
             assert_eq!((reg.r, reg.a, reg.t), (2, 1, 0));
             assert_ne!(reg.n, n);
         }
+    });
+}
+
+/// Worker `me` idles as the runtime does: it serves a team that wants it, else sleeps
+/// with a last look for one (here: it returns once wanted).
+fn sleeper(teams: &Teams, sleep: &Sleep, me: usize) {
+    while !wants_member(teams, me) {
+        sleep.sleep(me, true, None, || wants_member(teams, me));
+    }
+}
+
+/// Coordinator 0 asks for a team of two while its partner, worker 1, goes to sleep.
+#[test]
+fn loom_team_request_wakes_the_sleeping_partner() {
+    model(|| {
+        let teams = Arc::new(Teams::new(2));
+        let sleep = Arc::new(Sleep::new(2));
+        let c = {
+            let (teams, sleep) = (teams.clone(), sleep.clone());
+            thread::spawn(move || {
+                teams.pending.fetch_add(1, AcqRel);
+                form::ask(&teams, &sleep, 0, 2);
+            })
+        };
+        sleeper(&teams, &sleep, 1);
+        c.join().unwrap();
+    });
+}
+
+/// Coordinator 0 of four asks for the whole pool before anyone sleeps; worker 3 reaches
+/// it only through a partner that follows it (1 or 2). Worker 1 registers while 3 goes to
+/// sleep.
+#[test]
+fn loom_team_registration_wakes_a_sleeper_it_makes_reachable() {
+    model(|| {
+        let teams = Arc::new(Teams::new(4));
+        let sleep = Arc::new(Sleep::new(4));
+        teams.pending.fetch_add(1, AcqRel);
+        assert!(!teams.slots[0].word.request(4));
+        assert!(!wants_member(&teams, 3), "3 is no partner of 0");
+        let m = {
+            let (teams, sleep) = (teams.clone(), sleep.clone());
+            thread::spawn(move || {
+                assert!(form::enlist(&teams, &sleep, 1, 0).is_some());
+            })
+        };
+        sleeper(&teams, &sleep, 3);
+        m.join().unwrap();
     });
 }

@@ -22,33 +22,41 @@
 //!
 //! Idle workers join teams through [`serve`], called from the worker's back-off, so that
 //! every wait (the idle loop, leapfrogging, latches, reductions) can lend its worker.
+//!
+//! Nesting (the paper leaves open how teams inside team tasks behave): a worker that
+//! waits inside a team body, or as a teamed member between tasks, or as a coordinator
+//! for its members to leave, also serves teams (and, past a short spin, other work),
+//! nested on its stack. A team asked for inside a body, or by work forked from one and
+//! stolen, may need the running team's members, and they are all waiting for it; so
+//! this is what keeps such programs from hanging. A nested request of a coordinator
+//! whose own team runs starts afresh (its persisting team is busy) once every member of
+//! its running launch has its job. While it forms, a coordinator is its own `coord`, so
+//! that partners find it even when it is a member of another team.
+//!
+//! Roles: [`word`] is the registration word, [`form`] how teams form and who serves
+//! them, [`barrier`] the team's barrier; this file runs a launched team task.
 
-mod word;
-
+mod barrier;
+mod form;
 #[cfg(all(test, loom))]
 mod loom_tests;
+mod word;
+
+pub(crate) use form::{serve, wait_round, Teams};
+use form::{wants_member, Slot};
 
 use crate::pool::{lock, Pool};
 use crate::sleep::SPIN_ROUNDS;
 use crate::worker::Worker;
+use barrier::Barrier;
+use form::back_off;
 use std::any::Any;
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
-use std::sync::{Condvar, Mutex};
-use std::time::Duration;
-use word::{Reg, Word};
-
-/// Idle rounds a member of a persisting team spins for the next task before it leaves:
-/// a few microseconds, enough for a coordinator that asks again right away (the next
-/// task of the same size), short enough that the member soon steals again otherwise.
-const LINGER: u32 = SPIN_ROUNDS;
-/// Idle rounds between a waiting coordinator's attempts to help with other work.
-const HELP_EVERY: u32 = 32;
-/// Idle rounds between a waiting coordinator's wake-ups of sleepers.
-const REWAKE: u32 = 64;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::Mutex;
 
 /// Why a team cannot run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,8 +70,10 @@ pub enum TeamError {
         /// The pool's size.
         workers: usize,
     },
-    /// Called inside a team body: the members of the running team are busy with it, so
-    /// a team that needs workers beyond the caller could wait for ever.
+    /// A team that could wait for ever. Not returned at present: teams nest, and every
+    /// worker that waits (in a join, at a team's barrier, between a team's tasks) serves
+    /// the teams that need it, so a team always gets its members (see [`Worker::team`]).
+    /// Kept so that a future limit (say, on nesting depth) has its error.
     WouldDeadlock,
 }
 
@@ -75,15 +85,20 @@ impl fmt::Display for TeamError {
                 f,
                 "a team of {asked} workers does not fit a pool of {workers}"
             ),
-            TeamError::WouldDeadlock => write!(
-                f,
-                "a team of more than one worker inside a team body would deadlock"
-            ),
+            TeamError::WouldDeadlock => write!(f, "this team could wait for ever"),
         }
     }
 }
 
 impl std::error::Error for TeamError {}
+
+/// Whether worker `me` of the pool `r`, idle, is wanted by a team (as a member) or by a
+/// reduction (as a helper): the part of the sleeper's last look that covers the wake-ups
+/// of team requests, registrations and posted reductions (PROTOCOLS.md, "Sleep and
+/// wake").
+pub(crate) fn idle_wanted(r: &crate::pool::Registry, me: usize) -> bool {
+    wants_member(&r.teams, me) || r.reductions.wants_help(me)
+}
 
 /// What each member of a team sees.
 pub struct Team<'a> {
@@ -109,7 +124,7 @@ impl Team<'_> {
     /// # Panics
     /// If another member panicked (the barrier is poisoned), so that every member leaves.
     pub fn barrier(&self) {
-        self.barrier.wait();
+        self.barrier.wait(self.worker);
     }
 
     /// The worker this member runs on.
@@ -118,259 +133,13 @@ impl Team<'_> {
     }
 }
 
-/// A team's barrier: spin, then yield, then block; poisoned by a member's panic.
-pub(crate) struct Barrier {
-    size: usize,
-    count: AtomicUsize,
-    generation: AtomicUsize,
-    poisoned: AtomicBool,
-    sleepers: AtomicUsize,
-    lock: Mutex<()>,
-    cv: Condvar,
-}
-
-impl Barrier {
-    fn new(size: usize) -> Barrier {
-        Barrier {
-            size,
-            count: AtomicUsize::new(0),
-            generation: AtomicUsize::new(0),
-            poisoned: AtomicBool::new(false),
-            sleepers: AtomicUsize::new(0),
-            lock: Mutex::new(()),
-            cv: Condvar::new(),
-        }
-    }
-
-    fn check(&self) {
-        if self.poisoned.load(Acquire) {
-            panic!("heist: a member of this team panicked");
-        }
-    }
-
-    fn wait(&self) {
-        self.check();
-        let g = self.generation.load(Acquire);
-        if self.count.fetch_add(1, AcqRel) + 1 == self.size {
-            self.count.store(0, Relaxed);
-            self.generation.store(g.wrapping_add(1), Release);
-            self.wake();
-            return;
-        }
-        let mut idle = 0u32;
-        while self.generation.load(Acquire) == g {
-            self.check();
-            idle += 1;
-            if idle < SPIN_ROUNDS * 4 {
-                std::hint::spin_loop();
-            } else if idle < SPIN_ROUNDS * 4 + TEAM_YIELDS {
-                std::thread::yield_now();
-            } else {
-                let guard = lock(&self.lock);
-                self.sleepers.fetch_add(1, AcqRel);
-                if self.generation.load(Acquire) == g && !self.poisoned.load(Acquire) {
-                    let _ = self.cv.wait_timeout(guard, Duration::from_millis(1));
-                }
-                self.sleepers.fetch_sub(1, AcqRel);
-            }
-        }
-        self.check();
-    }
-
-    fn wake(&self) {
-        if self.sleepers.load(Acquire) > 0 {
-            let _guard = lock(&self.lock);
-            self.cv.notify_all();
-        }
-    }
-
-    fn poison(&self) {
-        self.poisoned.store(true, Release);
-        let _guard = lock(&self.lock);
-        self.cv.notify_all();
-    }
-}
-
-/// One worker's team state, in the registry.
-#[repr(align(128))]
-struct Slot {
-    /// Its registration word as a coordinator.
-    word: Word,
-    /// The coordinator it is registered with; itself when none.
-    coord: AtomicUsize,
-    /// Its last launch as a coordinator: `n` in the top 16 bits, a count below.
-    launch: AtomicU64,
-    /// The job of that launch.
-    job: AtomicPtr<Header>,
-    /// Team bodies running on this worker (written by it alone).
-    depth: AtomicU32,
-}
-
-/// The team state of a pool.
-pub(crate) struct Teams {
-    slots: Box<[Slot]>,
-    /// Requests pending anywhere in the pool: the cheap test of [`serve`].
-    pending: AtomicUsize,
-}
-
-impl Teams {
-    pub(crate) fn new(workers: usize) -> Teams {
-        Teams {
-            slots: (0..workers)
-                .map(|i| Slot {
-                    word: Word::new(),
-                    coord: AtomicUsize::new(i),
-                    launch: AtomicU64::new(0),
-                    job: AtomicPtr::new(std::ptr::null_mut()),
-                    depth: AtomicU32::new(0),
-                })
-                .collect(),
-            pending: AtomicUsize::new(0),
-        }
-    }
-}
-
-/// The workers a team of `r` coordinated by `c` may use in a pool of `p`: the aligned
-/// block of the next power of two ≥ r holding `c`, doubled while the pool's end leaves
-/// it fewer than `r` workers.
-fn block(c: usize, r: usize, p: usize) -> (usize, usize) {
-    let mut s = r.next_power_of_two();
-    loop {
-        let lo = c / s * s;
-        let hi = (lo + s).min(p);
-        if hi - lo >= r {
-            return (lo, hi);
-        }
-        s *= 2;
-    }
-}
-
-/// Whether coordinator `c`, whose word reads `reg`, needs worker `i` to register.
-fn needs(c: usize, reg: Reg, i: usize, p: usize) -> bool {
-    if reg.r < 2 || reg.t != 0 || reg.a >= reg.r || c == i {
-        return false;
-    }
-    let (lo, hi) = block(c, usize::from(reg.r), p);
-    (lo..hi).contains(&i)
-}
-
-/// Whether request `r2` of coordinator `c2` goes before request `r1` of `c1` (the paper:
-/// smaller teams first, ties to the lower id; no request at all comes last).
-fn before(r2: u16, c2: usize, r1: u16, c1: usize) -> bool {
-    r1 == 0 || r2 < r1 || (r2 == r1 && c2 < c1)
-}
-
-/// A coordinator that needs worker `me`, found through its partners, going before the
-/// request `(mine_r, mine_c)` it already serves or makes.
-fn partner_coordinator(teams: &Teams, me: usize, mine_r: u16, mine_c: usize) -> Option<usize> {
-    let p = teams.slots.len();
-    let mut l = 0;
-    while 1 << l < p {
-        let x = me ^ (1 << l);
-        l += 1;
-        if x >= p {
-            continue;
-        }
-        let c = teams.slots[x].coord.load(Acquire);
-        let reg = teams.slots[c].word.load();
-        if c != mine_c && needs(c, reg, me, p) && before(reg.r, c, mine_r, mine_c) {
-            return Some(c);
-        }
-    }
-    None
-}
-
-/// Lets `w`, which is idle, join a team that needs it, and serves that team until it is
-/// done with `w`. Called from the worker's back-off; true if it served.
-pub(crate) fn serve(w: &Worker) -> bool {
-    let teams = &w.registry().teams;
-    if teams.pending.load(Relaxed) == 0 {
-        return false;
-    }
-    let me = w.index();
-    let slot = &teams.slots[me];
-    // A member of a running team, or a coordinator: busy with its own team.
-    if slot.depth.load(Relaxed) > 0 || slot.word.load().r != 0 {
-        return false;
-    }
-    let Some(c) = partner_coordinator(teams, me, 0, me) else {
-        return false;
-    };
-    w.run_taken(|| member(w, teams, c));
-    true
-}
-
-/// Registers with coordinator `c` and serves it (or a coordinator that goes before it)
-/// until the registration ends.
-fn member(w: &Worker, teams: &Teams, mut c: usize) {
-    let me = w.index();
-    let slot = &teams.slots[me];
-    'register: loop {
-        let seen = teams.slots[c].launch.load(Acquire);
-        let Some(n) = teams.slots[c].word.register() else {
-            break;
-        };
-        slot.coord.store(c, Release);
-        let mut seen = seen;
-        let mut idle = 0u32;
-        loop {
-            let cs = &teams.slots[c];
-            let launch = cs.launch.load(Acquire);
-            if launch >> 48 == u64::from(n) && launch != seen {
-                seen = launch;
-                let job = cs.job.load(Acquire);
-                // SAFETY: a launch under our `n` publishes its job before the launch word
-                // (release/acquire), and the coordinator keeps the job alive until every
-                // member of the fixed team, this one included, has left it.
-                unsafe { Header::run(job, w) };
-                idle = 0;
-                continue;
-            }
-            let reg = cs.word.load();
-            if reg.n != n {
-                break 'register;
-            }
-            if reg.t == 0 || reg.r == 0 {
-                if let Some(c2) = partner_coordinator(teams, me, reg.r, c) {
-                    if cs.word.leave(n) {
-                        c = c2;
-                        continue 'register;
-                    }
-                }
-            }
-            idle += 1;
-            if reg.r == 0 && idle > LINGER && cs.word.leave(n) {
-                break 'register;
-            }
-            w.poll();
-            back_off(idle);
-        }
-    }
-    slot.coord.store(me, Release);
-}
-
-/// Rounds a waiting coordinator or member yields before it naps: a team forms within
-/// microseconds once its workers are up, and a nap costs tens of them.
-const TEAM_YIELDS: u32 = 2048;
-
-/// Spins, then yields, then naps (so that 16 workers on 2 cores still progress).
-fn back_off(idle: u32) {
-    if idle < SPIN_ROUNDS {
-        for _ in 0..(1u32 << (idle / 16).min(6)) {
-            std::hint::spin_loop();
-        }
-    } else if idle < SPIN_ROUNDS + TEAM_YIELDS {
-        std::thread::yield_now();
-    } else {
-        std::thread::sleep(Duration::from_micros(20));
-    }
-}
-
 /// The part of a launched job that members use, first in every job.
 #[repr(C)]
 struct Header {
     /// Runs one member's body: `execute(job, worker)`.
     execute: unsafe fn(*const Header, &Worker),
+    /// The team's size.
+    size: usize,
     /// The next rank to hand out (the coordinator is 0).
     ranks: AtomicUsize,
     /// Members (other than the coordinator) that have left.
@@ -392,7 +161,6 @@ impl Header {
 #[repr(C)]
 struct Job<'f, F, R> {
     header: Header,
-    size: usize,
     body: &'f F,
     barrier: Barrier,
     results: Box<[UnsafeCell<Option<R>>]>,
@@ -411,7 +179,7 @@ where
         slot.depth.store(slot.depth.load(Relaxed) + 1, Relaxed);
         let team = Team {
             rank,
-            size: self.size,
+            size: self.header.size,
             barrier: &self.barrier,
             worker: w,
         };
@@ -453,6 +221,11 @@ impl Worker {
     /// poisons the team's barrier (so that members waiting there panic too and leave);
     /// the first panic is re-raised here after every member has left.
     ///
+    /// Teams nest: a body may ask for a team, and so may work it forks. A worker that
+    /// waits inside a body (in a join, at the barrier) or between its team's tasks serves
+    /// a team that needs it, running that team's body on its stack, so the inner team
+    /// gets its members while the outer one waits for it.
+    ///
     /// # Panics
     /// If [`Worker::try_team`] would return an error, with that error's message.
     ///
@@ -470,8 +243,7 @@ impl Worker {
             .unwrap_or_else(|e| panic!("heist: {e}"))
     }
 
-    /// [`Worker::team`], or an error for `r = 0`, `r` larger than the pool, or a team of
-    /// more than one worker asked for inside a team body (which could wait for ever).
+    /// [`Worker::team`], or an error for `r = 0` or `r` larger than the pool.
     pub fn try_team<F, R>(&self, r: usize, body: F) -> Result<Vec<R>, TeamError>
     where
         F: Fn(&Team<'_>) -> R + Sync,
@@ -499,24 +271,28 @@ impl Worker {
             _ => {}
         }
         let teams = &self.registry().teams;
-        if teams.slots[self.index()].depth.load(Relaxed) > 0 {
-            return Err(TeamError::WouldDeadlock);
+        let slot = &teams.slots[self.index()];
+        if slot.depth.load(Relaxed) > 0 {
+            // Nested: this worker's persisting team, if any, is busy with the body this
+            // request comes from, so it cannot take the task; start afresh, once every
+            // member of this worker's running launch has its job (its launch word is
+            // about to be overwritten).
+            self.await_started(slot);
+            slot.word.revoke();
         }
         let job = Job {
             header: Header {
                 execute: Job::<F, R>::execute,
+                size: r,
                 ranks: AtomicUsize::new(1),
                 left: AtomicUsize::new(0),
             },
-            size: r,
             body: &body,
             barrier: Barrier::new(r),
             results: (0..r).map(|_| UnsafeCell::new(None)).collect(),
             panic: Mutex::new(None),
         };
-        teams.pending.fetch_add(1, AcqRel);
-        let n = self.form(teams, r as u16);
-        teams.pending.fetch_sub(1, AcqRel);
+        let n = form::form(self, teams, r as u16);
         self.launch(teams, &job, n);
         if let Some(p) = lock(&job.panic).take() {
             panic::resume_unwind(p);
@@ -529,43 +305,24 @@ impl Worker {
             .collect())
     }
 
-    /// Coordinates until a team of `r` is fixed; returns the `n` it was fixed under.
-    fn form(&self, teams: &Teams, r: u16) -> u16 {
-        let me = self.index();
-        let word = &teams.slots[me].word;
-        loop {
-            if !word.request(r) {
-                self.registry().sleep.wake_all();
+    /// Waits, serving teams, until every member of this worker's running launch (if any)
+    /// has taken its rank.
+    fn await_started(&self, slot: &Slot) {
+        let running = slot.running.load(Relaxed);
+        if running.is_null() {
+            return;
+        }
+        // SAFETY: `running` is set by this worker's `launch` frames, which are below this
+        // one on its stack, so their jobs are alive.
+        let header = unsafe { &*running };
+        let mut idle = 0u32;
+        while header.ranks.load(Acquire) < header.size {
+            idle += 1;
+            if idle > SPIN_ROUNDS && form::lend(self) {
+                idle = 0;
+                continue;
             }
-            let mut idle = 0u32;
-            loop {
-                let reg = word.load();
-                if reg.t == r || word.fix() {
-                    return word.load().n;
-                }
-                if let Some(c) = partner_coordinator(teams, me, r, me) {
-                    // A team that goes first needs this worker: give way, serve it, and
-                    // ask again.
-                    word.revoke();
-                    self.run_taken(|| member(self, teams, c));
-                    break;
-                }
-                idle += 1;
-                if reg.a == 1 && idle > SPIN_ROUNDS && idle % HELP_EVERY == 0 {
-                    // Help while nobody has come (the paper's waiting threads steal): the
-                    // request is withdrawn meanwhile, so that a stolen task may form
-                    // teams of its own here, and is made again afterwards. Once someone
-                    // registered, the team is gathering and the request stays.
-                    word.revoke();
-                    self.find_work();
-                    break;
-                }
-                if idle % REWAKE == 0 {
-                    self.registry().sleep.wake_all();
-                }
-                self.poll();
-                back_off(idle);
-            }
+            back_off(idle);
         }
     }
 
@@ -577,15 +334,22 @@ impl Worker {
     {
         let slot = &teams.slots[self.index()];
         let count = (slot.launch.load(Relaxed) + 1) & ((1 << 48) - 1);
-        slot.job
-            .store(&job.header as *const Header as *mut Header, Release);
+        let job_ptr = &job.header as *const Header as *mut Header;
+        slot.job.store(job_ptr, Release);
         slot.launch.store(u64::from(n) << 48 | count, Release);
+        let outer = slot.running.swap(job_ptr, Relaxed);
         job.run_rank(0, self);
         let mut idle = 0u32;
-        while job.header.left.load(Acquire) < job.size - 1 {
+        while job.header.left.load(Acquire) < job.header.size - 1 {
+            // A member's body may wait for a team or work that needs this worker.
             idle += 1;
+            if idle > SPIN_ROUNDS && form::lend(self) {
+                idle = 0;
+                continue;
+            }
             back_off(idle);
         }
+        slot.running.store(outer, Relaxed);
         slot.word.finish();
     }
 }

@@ -1,13 +1,22 @@
-//! loom model of the reduction's termination test (`reduce::ended`): two workers and a
+//! loom model of the reduction's termination test (`reduce::lane::ended`): two workers and a
 //! checker. Worker 0 runs the root, which pushes one task; the task is handed to worker
 //! 1 (through a mutex, as the shared part of a lane is) after worker 0 published its
 //! counts; each worker publishes its counts only when it hands out work or runs dry.
 //! The checker may conclude the end only once both tasks have completed. (Without the
 //! publication before the hand-out, the model fails: the end is seen early.)
 //!
+//! `loom_reduce_posted_wakes_a_sleeper`: a reduction is posted on the pool's board and
+//! the sleepers woken while a worker goes to sleep with `Board::wants_help` in its last
+//! look (the sleep handshake of `sleep.rs`). A missed wake-up shows as a deadlock; with
+//! `wants_help` left out of the last look, the model deadlocks.
+//!
 //! Run with `.ci/loom` (`RUSTFLAGS="--cfg loom" cargo test -p heist --release --lib loom`).
 
-use super::{ended, Counts};
+use super::board::{Board, Posted};
+use super::lane::{ended, Counts};
+use super::Participate;
+use crate::sleep::Sleep;
+use crate::worker::Worker;
 use loom::sync::atomic::{AtomicBool, Ordering::Acquire, Ordering::Release};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
@@ -56,5 +65,37 @@ fn loom_reduce_end_only_after_every_task() {
         w0.join().unwrap();
         w1.join().unwrap();
         assert!(ended(counts.iter()));
+    });
+}
+
+/// A reduction that every worker may join.
+struct Open;
+
+impl Participate for Open {
+    fn may_enter(&self, _me: usize) -> bool {
+        true
+    }
+    fn enter(&self, _me: usize) -> bool {
+        true
+    }
+    fn help(&self, _w: &Worker) {}
+}
+
+#[test]
+fn loom_reduce_posted_wakes_a_sleeper() {
+    loom::model(|| {
+        let board = Arc::new(Board::new());
+        let sleep = Arc::new(Sleep::new(2));
+        let caller = {
+            let (board, sleep) = (board.clone(), sleep.clone());
+            thread::spawn(move || {
+                board.post(Posted(&Open));
+                sleep.wake_all();
+            })
+        };
+        while !board.wants_help(1) {
+            sleep.sleep(1, true, None, || board.wants_help(1));
+        }
+        caller.join().unwrap();
     });
 }
