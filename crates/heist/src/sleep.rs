@@ -23,6 +23,7 @@ pub(crate) const YIELD_ROUNDS: u32 = 16;
 struct Parker {
     woken: Mutex<bool>,
     cv: Condvar,
+    place: crate::affinity::Place,
 }
 
 /// The sleep state of a pool.
@@ -43,6 +44,7 @@ impl Sleep {
             .map(|_| Parker {
                 woken: Mutex::new(false),
                 cv: Condvar::new(),
+                place: Default::default(),
             })
             .collect();
         Sleep {
@@ -75,6 +77,7 @@ impl Sleep {
             return;
         }
         let parker = &self.parkers[me];
+        parker.place.enter();
         let mut woken = lock(&parker.woken);
         while !*woken {
             match timeout {
@@ -185,6 +188,6 @@ impl Sleep {
     fn unpark(&self, w: usize) {
         let p = &self.parkers[w];
         *lock(&p.woken) = true;
-        p.cv.notify_one();
+        p.place.wake_apart(|| p.cv.notify_one());
     }
 }
