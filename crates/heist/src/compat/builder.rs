@@ -222,7 +222,7 @@ impl<S> ThreadPoolBuilder<S> {
     /// Calls `start_handler(i)` on worker `i`'s thread as the worker starts, before it
     /// takes any task (there `current_thread_index()` is `Some(i)`). A panic in it goes to
     /// the [`panic_handler`](Self::panic_handler), and then the worker starts normally;
-    /// with no panic handler the process aborts, as in rayon.
+    /// with no panic handler, or one that panics in turn, the process aborts, as in rayon.
     pub fn start_handler<H>(mut self, start_handler: H) -> Self
     where
         H: Fn(usize) + Send + Sync + 'static,
