@@ -8,11 +8,17 @@
 //! that woke it, which keeps running: the woken one then waits for a scheduler tick (4 ms
 //! here) before either of them moves. Under relay a thief woken to take part lost those
 //! milliseconds at the start of every run. So a worker that wakes a sleeping worker
-//! keeps it off its own CPU while the kernel places it ([`Place::wake_apart`]): it
+//! keeps it off its own CPU while the kernel places it (`Place::wake_apart`): it
 //! narrows the sleeper's CPU mask by its own CPU, wakes it, and restores the mask. The
 //! sleeper so lands on another CPU it may use, idle if there is one, and stays free to
 //! move afterwards, unlike a pinned worker. Linux only; elsewhere the CPU list is empty,
 //! nothing is pinned and wake-ups are plain.
+//!
+//! The mask is restored only if it is still the narrowed one: should the worker change
+//! its own mask in the few microseconds between, its change stands.
+
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicBool, AtomicI32};
 
 /// The CPUs the calling thread may run on, in increasing order; empty if they cannot be
 /// read, and on platforms other than Linux.
@@ -42,14 +48,25 @@ pub fn pin_nth(n: usize) {
 #[derive(Debug, Default)]
 pub(crate) struct Place {
     /// The sleeper's thread id; 0 until it first sleeps.
-    tid: std::sync::atomic::AtomicI32,
+    tid: AtomicI32,
+    /// A waker has narrowed the mask and not yet restored it. Another waker meanwhile
+    /// wakes plainly: it would read the narrowed mask and restore that one.
+    narrowed: AtomicBool,
+}
+
+/// Clears `Place::narrowed` when dropped, after the mask is restored.
+struct Narrowed<'a>(&'a AtomicBool);
+
+impl Drop for Narrowed<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Release);
+    }
 }
 
 impl Place {
     /// Records the calling thread as the sleeper; call before waiting.
     pub(crate) fn enter(&self) {
-        self.tid
-            .store(imp::tid(), std::sync::atomic::Ordering::Relaxed);
+        self.tid.store(imp::tid(), Relaxed);
     }
 
     /// Wakes the sleeper with `notify`, keeping it off the caller's CPU while the kernel
@@ -58,11 +75,12 @@ impl Place {
     /// usually blocks right after (`Pool::run`), and its CPU is the right place for the
     /// sleeper; it wakes plainly.
     pub(crate) fn wake_apart(&self, notify: impl FnOnce()) {
-        let tid = self.tid.load(std::sync::atomic::Ordering::Relaxed);
+        let tid = self.tid.load(Relaxed);
         let waker_works = crate::worker::with_current(|w| w.is_some());
-        if tid == 0 || !waker_works {
+        if tid == 0 || !waker_works || self.narrowed.swap(true, Acquire) {
             return notify();
         }
+        let _narrowed = Narrowed(&self.narrowed);
         imp::wake_apart(tid, notify)
     }
 }
@@ -75,7 +93,7 @@ mod imp {
 
     extern "C" {
         pub(super) fn sched_getaffinity(pid: i32, size: usize, mask: *mut CpuSet) -> i32;
-        fn sched_setaffinity(pid: i32, size: usize, mask: *const CpuSet) -> i32;
+        pub(super) fn sched_setaffinity(pid: i32, size: usize, mask: *const CpuSet) -> i32;
         fn sched_getcpu() -> i32;
         fn gettid() -> i32;
     }
@@ -94,18 +112,25 @@ mod imp {
         })
     }
 
-    /// Puts `mask` back on thread `tid` when dropped, also if the wake-up unwinds.
+    /// Puts `mask` back on thread `tid` when dropped (also if the wake-up unwinds), unless
+    /// its mask is no longer `narrowed`.
     struct Restore {
         tid: i32,
         mask: CpuSet,
+        narrowed: CpuSet,
     }
 
     impl Drop for Restore {
         fn drop(&mut self) {
-            // SAFETY: `mask` is a readable `cpu_set_t` of `SET_BYTES` bytes, the size
-            // passed. Should it fail, the thread keeps the narrowed mask, which is still a
-            // set of CPUs it may use.
-            unsafe { sched_setaffinity(self.tid, SET_BYTES, &self.mask) };
+            let mut now: CpuSet = [0; 16];
+            // SAFETY: `now` and `mask` are a writable and a readable `cpu_set_t` of
+            // `SET_BYTES` bytes, the size passed. Should the restore fail, the thread
+            // keeps the narrowed mask, which is still a set of CPUs it may use.
+            unsafe {
+                if sched_getaffinity(self.tid, SET_BYTES, &mut now) == 0 && now == self.narrowed {
+                    sched_setaffinity(self.tid, SET_BYTES, &self.mask);
+                }
+            }
         }
     }
 
@@ -132,7 +157,11 @@ mod imp {
         if apart == [0; 16] || unsafe { sched_setaffinity(tid, SET_BYTES, &apart) } != 0 {
             return notify();
         }
-        let _restore = Restore { tid, mask };
+        let _restore = Restore {
+            tid,
+            mask,
+            narrowed: apart,
+        };
         notify();
     }
 
@@ -223,10 +252,8 @@ mod tests {
         let all = allowed_cpus();
         let (tid, go, out) = sleeper(None);
         let mut during = Vec::new();
-        imp::wake_apart(tid, || {
-            during = mask_of(tid);
-            go.send(()).unwrap();
-        });
+        imp::wake_apart(tid, || during = mask_of(tid));
+        go.send(()).unwrap();
         if all.len() > 1 {
             assert_eq!(
                 during.len(),
@@ -240,12 +267,29 @@ mod tests {
         assert_eq!(out.recv().unwrap(), all, "the mask is restored");
         // A thread pinned to one CPU keeps it.
         let (tid, go, out) = sleeper(Some(0));
-        imp::wake_apart(tid, || {
-            during = mask_of(tid);
-            go.send(()).unwrap();
-        });
+        imp::wake_apart(tid, || during = mask_of(tid));
+        go.send(()).unwrap();
         assert_eq!(during, [all[0]]);
         assert_eq!(out.recv().unwrap(), [all[0]]);
+        // A mask changed while narrowed stays as changed: here to the CPU left out.
+        let (tid, go, out) = sleeper(None);
+        let mut set = Vec::new();
+        imp::wake_apart(tid, || {
+            let now = mask_of(tid);
+            set = match all.iter().find(|c| !now.contains(c)) {
+                Some(&c) => vec![c],
+                None => now,
+            };
+            let mut m = [0u64; 16];
+            set.iter().for_each(|&c| m[c / 64] |= 1 << (c % 64));
+            // SAFETY: as in `imp`; the thread is alive until `go`.
+            assert_eq!(
+                unsafe { imp::sched_setaffinity(tid, imp::SET_BYTES, &m) },
+                0
+            );
+        });
+        go.send(()).unwrap();
+        assert_eq!(out.recv().unwrap(), set);
     }
 
     #[test]
