@@ -42,10 +42,12 @@ impl ThreadPool {
         self.pool
     }
 
-    /// This pool's worker running on the calling thread, if there is one.
+    /// This pool's worker running on the calling thread, if there is one; for use within
+    /// the calling method only.
     fn here(&self) -> Option<&Worker> {
-        // SAFETY: `current_in` returns this thread's live worker, which outlives this
-        // borrow of the pool: the caller runs a task on it.
+        // SAFETY: `current_in` returns this thread's live worker, which lives at least as
+        // long as the task that called this method, and every caller drops the reference
+        // before it returns.
         worker::current_in(self.pool.registry()).map(|w| unsafe { &*w })
     }
 
