@@ -131,9 +131,10 @@ mod team;
 mod worker;
 
 pub use compat::{
-    broadcast, current_num_threads, current_thread_index, in_place_scope, in_place_scope_fifo,
-    join_context, scope_fifo, spawn, spawn_fifo, yield_now, BroadcastContext, FnContext, ScopeFifo,
-    ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
+    broadcast, current_num_threads, current_thread_has_pending_tasks, current_thread_index,
+    in_place_scope, in_place_scope_fifo, join_context, max_num_threads, scope_fifo, spawn,
+    spawn_broadcast, spawn_fifo, yield_local, yield_now, BroadcastContext, FnContext, ScopeFifo,
+    ThreadBuilder, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
 };
 pub use future::{Future, Futures};
 pub use par::{iter, prelude, slice, str, tree};

@@ -175,7 +175,15 @@ impl PoolBuilder {
 
     /// Starts the pool. Should it fail or panic part-way (a `thread_name` closure that
     /// panics), the workers it has started are stopped first.
-    pub fn build(mut self) -> Result<Pool, BuildError> {
+    pub fn build(self) -> Result<Pool, BuildError> {
+        self.build_with(crate::compat::Threads::default())
+    }
+
+    /// `build`, with rayon's start, exit and spawn handlers (`ThreadPoolBuilder`).
+    pub(crate) fn build_with(
+        mut self,
+        mut threads: crate::compat::Threads<'_>,
+    ) -> Result<Pool, BuildError> {
         let workers = match self.workers {
             Some(0) => return Err(BuildError::ZeroWorkers),
             Some(n) => n,
@@ -190,20 +198,14 @@ impl PoolBuilder {
         };
         let mut registry = Registry::new(workers, scheduler, self.capacity);
         registry.detached.handler = self.panic_handler.take();
+        registry.lifecycle = std::mem::take(&mut threads.lifecycle);
         let registry = Arc::new(registry);
         let mut started = Started {
             registry: &registry,
             threads: Vec::with_capacity(workers),
         };
         for i in 0..workers {
-            let name = match &mut self.name {
-                Some(f) => f(i),
-                None => format!("heist-{i}"),
-            };
-            let mut b = std::thread::Builder::new().name(name);
-            if let Some(s) = self.stack_size {
-                b = b.stack_size(s);
-            }
+            let name = self.name.as_mut().map(|f| f(i));
             let r = Arc::clone(&registry);
             let pin = self.pin;
             let start = move || {
@@ -212,15 +214,45 @@ impl PoolBuilder {
                 }
                 worker::main(r, i)
             };
-            match b.spawn(start) {
-                Ok(h) => started.threads.push(h),
-                Err(e) => return Err(BuildError::Spawn(e.to_string())),
+            let spawn = threads.spawn.as_deref_mut();
+            if let Some(h) = spawn_worker(spawn, i, name, self.stack_size, start)? {
+                started.threads.push(h);
             }
         }
         let threads = mem::take(&mut started.threads);
         mem::forget(started);
         Ok(Pool { registry, threads })
     }
+}
+
+/// Starts worker `i`'s thread running `start`: a `std::thread` named `name` (default
+/// `heist-i`), or whatever rayon's `spawn_handler` makes of it, which leaves no handle to
+/// join.
+fn spawn_worker(
+    handler: Option<&mut (dyn FnMut(crate::compat::ThreadBuilder) -> std::io::Result<()> + '_)>,
+    i: usize,
+    name: Option<String>,
+    stack_size: Option<usize>,
+    start: impl FnOnce() + Send + 'static,
+) -> Result<Option<JoinHandle<()>>, BuildError> {
+    let spawned = match handler {
+        Some(h) => h(crate::compat::ThreadBuilder::new(
+            i,
+            name,
+            stack_size,
+            Box::new(start),
+        ))
+        .map(|()| None),
+        None => {
+            let mut b =
+                std::thread::Builder::new().name(name.unwrap_or_else(|| format!("heist-{i}")));
+            if let Some(s) = stack_size {
+                b = b.stack_size(s);
+            }
+            b.spawn(start).map(Some)
+        }
+    };
+    spawned.map_err(|e| BuildError::Spawn(e.to_string()))
 }
 
 /// The workers `build` has started; stopped if it returns early or unwinds.

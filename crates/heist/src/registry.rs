@@ -82,6 +82,8 @@ pub(crate) struct Registry {
     pub(crate) teams: crate::team::Teams,
     /// Running reductions that idle workers may join.
     pub(crate) reductions: crate::reduce::Board,
+    /// rayon's start and exit handlers, run by each worker around its loop.
+    pub(crate) lifecycle: crate::compat::Lifecycle,
 }
 
 impl Registry {
@@ -109,6 +111,7 @@ impl Registry {
             detached: Default::default(),
             teams: crate::team::Teams::new(workers),
             reductions: crate::reduce::Board::new(),
+            lifecycle: Default::default(),
         }
     }
 

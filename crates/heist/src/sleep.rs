@@ -24,6 +24,7 @@ pub(crate) const YIELD_ROUNDS: u32 = 16;
 struct Parker {
     woken: Mutex<bool>,
     cv: Condvar,
+    place: crate::affinity::Place,
 }
 
 /// The sleep state of a pool.
@@ -44,6 +45,7 @@ impl Sleep {
             .map(|_| Parker {
                 woken: Mutex::new(false),
                 cv: Condvar::new(),
+                place: Default::default(),
             })
             .collect();
         Sleep {
@@ -76,6 +78,7 @@ impl Sleep {
             return;
         }
         let parker = &self.parkers[me];
+        parker.place.enter();
         let mut woken = lock(&parker.woken);
         while !*woken {
             match timeout {
@@ -185,6 +188,6 @@ impl Sleep {
     fn unpark(&self, w: usize) {
         let p = &self.parkers[w];
         *lock(&p.woken) = true;
-        p.cv.notify_one();
+        p.place.wake_apart(|| p.cv.notify_one());
     }
 }

@@ -127,7 +127,8 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
     w.sched().start(w);
     CURRENT.with(|c| c.set(w));
     let (lo, hi) = w.owner.hot_words();
-    colour_stack(lo, hi, COLOUR_TRIES, &mut || w.run_loop());
+    let run = || colour_stack(lo, hi, COLOUR_TRIES, &mut || w.run_loop());
+    keep.lifecycle.around(&keep, index, run);
     CURRENT.with(|c| c.set(ptr::null()));
     // SAFETY: the worker was written above, and nothing refers to it any more: its loop
     // has ended and `CURRENT` is cleared.

@@ -28,8 +28,10 @@ fn child_compare() {
     );
     let quiet = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let msg = info.payload().downcast_ref::<&str>().copied().unwrap_or("");
-        if !msg.starts_with("compat:") {
+        let p = info.payload();
+        let msg = p.downcast_ref::<&str>().copied();
+        let msg = msg.or_else(|| p.downcast_ref::<String>().map(String::as_str));
+        if !msg.unwrap_or("").starts_with("compat:") {
             quiet(info);
         }
     }));
@@ -54,6 +56,7 @@ fn same_results_as_rayon_on_both_schedulers() {
             .env(CHILD, "1")
             .env("HEIST_SCHEDULER", scheduler)
             .env_remove("HEIST_WORKERS")
+            .env_remove("RAYON_NUM_THREADS")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

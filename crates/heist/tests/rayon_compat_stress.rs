@@ -1,6 +1,7 @@
-//! Stress tests of rayon's pool API on heist (`ThreadPoolBuilder`, `broadcast`, `spawn`
-//! with a panic handler, `scope_fifo`, `in_place_scope`, `join_context`, `Scope::worker`)
-//! at 1, 2, 8 and 16 workers on both schedulers, with panics, each under a time limit.
+//! Stress tests of rayon's pool API on heist (`ThreadPoolBuilder` with its handlers,
+//! `broadcast` and `spawn_broadcast`, `spawn` with a panic handler, `scope_fifo`,
+//! `in_place_scope`, `join_context`, `Scope::worker`, `yield_local`) at 1, 2, 8 and 16
+//! workers on both schedulers, with panics, each under a time limit.
 
 use heist::{Scheduler, ThreadPool, ThreadPoolBuilder};
 use std::panic::{self, AssertUnwindSafe};
@@ -280,5 +281,195 @@ fn yields_and_pools_dropped_with_work_in_flight() {
         // tasks of `pool`, which its barrier waits for.
         pool.as_pool().barrier();
         assert_eq!(ran.load(Relaxed), 350);
+    });
+}
+
+/// A pool like `pool` (its size and scheduler) whose panic handler counts the panics
+/// (each must carry this file's prefix).
+fn counting_pool(pool: &ThreadPool, caught: &Arc<AtomicUsize>) -> ThreadPool {
+    let c = Arc::clone(caught);
+    ThreadPoolBuilder::new()
+        .num_threads(pool.current_num_threads())
+        .scheduler(pool.as_pool().scheduler())
+        .panic_handler(move |p| {
+            let msg = p.downcast_ref::<String>();
+            assert!(msg.is_some_and(|m| m.starts_with(PREFIX)));
+            c.fetch_add(1, Relaxed);
+        })
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn spawn_broadcasts_hand_each_panic_to_the_handler() {
+    each_pool("spawn_broadcast", |pool, n| {
+        let caught = Arc::new(AtomicUsize::new(0));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let p = counting_pool(pool, &caught);
+        let rounds = 30;
+        for round in 0..rounds {
+            let calls = Arc::clone(&calls);
+            let op = move |cx: heist::BroadcastContext<'_>| {
+                calls.fetch_add(1, Relaxed);
+                if (round + cx.index()) % 3 == 0 {
+                    panic!("{PREFIX} spawn_broadcast");
+                }
+            };
+            match round % 3 {
+                0 => p.spawn_broadcast(op),
+                1 => p.install(|| heist::spawn_broadcast(op)),
+                // From inside a broadcast: worker 0 spawns one, run by every worker.
+                _ => drop(p.broadcast(|cx| {
+                    if cx.index() == 0 {
+                        heist::spawn_broadcast(op.clone());
+                    }
+                })),
+            };
+        }
+        drop(p); // waits for every call
+        let panics = (0..rounds)
+            .flat_map(|r| (0..n).map(move |i| (r + i) % 3 == 0))
+            .filter(|&b| b)
+            .count();
+        assert_eq!(calls.load(Relaxed), rounds * n);
+        assert_eq!(caught.load(Relaxed), panics);
+        // Without a handler the first panic waits for the barrier.
+        pool.spawn_broadcast(|cx| {
+            if cx.index() == 0 {
+                panic!("{PREFIX} unhandled spawn_broadcast");
+            }
+        });
+        let r = panic::catch_unwind(AssertUnwindSafe(|| pool.as_pool().barrier()));
+        assert!(r.is_err());
+        assert_eq!(pool.install(|| fib(12)), 144);
+    });
+}
+
+/// A scope node that adds 1, broadcasts a spawn of two children to every worker at each
+/// third level, and panics where `id % bad == bad - 1`.
+fn broadcast_tree<'a>(s: &heist::Scope<'a>, depth: u32, id: u64, bad: u64, done: &'a AtomicUsize) {
+    if depth > 0 && depth % 3 == 0 {
+        s.spawn_broadcast(move |s, cx| {
+            let id = id * 64 + cx.index() as u64;
+            s.spawn(move |s| broadcast_tree(s, depth - 1, id, bad, done));
+        });
+    } else if depth > 0 {
+        s.spawn(move |s| broadcast_tree(s, depth - 1, 2 * id, bad, done));
+        s.spawn(move |s| broadcast_tree(s, depth - 1, 2 * id + 1, bad, done));
+    }
+    if id % bad == bad - 1 {
+        panic!("{PREFIX} scope broadcast");
+    }
+    done.fetch_add(1, Relaxed);
+}
+
+/// The nodes of `broadcast_tree(depth, id)` on `n` workers, and how many panic.
+fn broadcast_tree_size(n: u64, depth: u32, id: u64, bad: u64) -> (usize, usize) {
+    let me = usize::from(id % bad == bad - 1);
+    let kids: Vec<u64> = match depth {
+        0 => vec![],
+        d if d % 3 == 0 => (0..n).map(|i| id * 64 + i).collect(),
+        _ => vec![2 * id, 2 * id + 1],
+    };
+    kids.into_iter()
+        .map(|k| broadcast_tree_size(n, depth - 1, k, bad))
+        .fold((1 - me, me), |a, b| (a.0 + b.0, a.1 + b.1))
+}
+
+#[test]
+fn scope_broadcasts_reach_every_worker_and_re_raise() {
+    each_pool("Scope::spawn_broadcast", |pool, n| {
+        for bad in [u64::MAX, 7, 100] {
+            let (nodes, panics) = broadcast_tree_size(n as u64, 5, 1, bad);
+            let done = AtomicUsize::new(0);
+            let r = panic::catch_unwind(AssertUnwindSafe(|| {
+                pool.scope(|s| broadcast_tree(s, 5, 1, bad, &done))
+            }));
+            assert_eq!(r.is_err(), panics > 0);
+            assert_eq!(done.swap(0, Relaxed), nodes);
+            let r = panic::catch_unwind(AssertUnwindSafe(|| {
+                pool.in_place_scope(|s| broadcast_tree(s, 5, 1, bad, &done))
+            }));
+            assert_eq!(r.is_err(), panics > 0);
+            assert_eq!(done.swap(0, Relaxed), nodes);
+        }
+    });
+}
+
+#[test]
+fn start_exit_and_spawn_handlers_run_once_per_worker() {
+    each_pool("handlers", |pool, n| {
+        let starts = Arc::new(AtomicUsize::new(0));
+        let exits = Arc::new(AtomicUsize::new(0));
+        let handles = std::sync::Mutex::new(Vec::new());
+        let (s2, e2) = (Arc::clone(&starts), Arc::clone(&exits));
+        let p = ThreadPoolBuilder::new()
+            .num_threads(n)
+            .scheduler(pool.as_pool().scheduler())
+            .start_handler(move |i| {
+                assert_eq!(heist::current_thread_index(), Some(i));
+                s2.fetch_add(1 << (2 * i % 64), Relaxed);
+            })
+            .exit_handler(move |i| {
+                assert_eq!(heist::current_thread_index(), Some(i));
+                e2.fetch_add(1, Relaxed);
+            })
+            .spawn_handler(|t| {
+                let h = std::thread::Builder::new().spawn(|| t.run())?;
+                handles.lock().unwrap().push(h);
+                Ok(())
+            })
+            .build()
+            .unwrap();
+        assert_eq!(p.install(|| fib(15)), 610);
+        drop(p);
+        for h in handles.into_inner().unwrap() {
+            h.join().unwrap();
+        }
+        let want: usize = (0..n).map(|i| 1usize << (2 * i % 64)).sum();
+        assert_eq!((starts.load(Relaxed), exits.load(Relaxed)), (want, n));
+        // Scoped: the threads are joined before `build_scoped` returns.
+        let wrapped = AtomicUsize::new(0);
+        let r = ThreadPoolBuilder::new()
+            .num_threads(n)
+            .scheduler(pool.as_pool().scheduler())
+            .build_scoped(
+                |t| {
+                    t.run();
+                    wrapped.fetch_add(1, Relaxed);
+                },
+                |p| p.install(|| fib(14)),
+            );
+        assert_eq!((r.unwrap(), wrapped.load(Relaxed)), (377, n));
+    });
+}
+
+#[test]
+fn local_yields_run_only_this_workers_tasks() {
+    each_pool("yield_local", |pool, _| {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let local = pool.install(|| {
+            assert_eq!(heist::current_thread_has_pending_tasks(), Some(false));
+            for _ in 0..100 {
+                let ran = Arc::clone(&ran);
+                heist::spawn(move || {
+                    ran.fetch_add(1, Relaxed);
+                });
+            }
+            let mut local = 0;
+            while heist::yield_local() == Some(heist::Yield::Executed) {
+                local += 1;
+            }
+            assert_eq!(heist::current_thread_has_pending_tasks(), Some(false));
+            let pending = heist::join(heist::current_thread_has_pending_tasks, || ()).0;
+            // `join`'s second closure waits in this worker's deque unless stolen.
+            assert!(pending.is_some());
+            local
+        });
+        assert_eq!(heist::yield_local(), None);
+        assert_eq!(heist::current_thread_has_pending_tasks(), None);
+        assert!(local <= 100);
+        pool.as_pool().barrier();
+        assert_eq!(ran.load(Relaxed), 100);
     });
 }

@@ -1,5 +1,6 @@
-//! `broadcast`: one closure run once on every worker of a pool, through each worker's
-//! mailbox (jobs that are never stolen), with the results in worker order.
+//! `broadcast` and `spawn_broadcast`: one closure run once on every worker of a pool,
+//! through each worker's mailbox (jobs that are never stolen), with the results in worker
+//! order.
 
 use crate::latch::Latch;
 use crate::pool::Registry;
@@ -97,7 +98,13 @@ where
         let job = unsafe { JobRef::new(data, Call::<OP, R>::execute) };
         registry.post(i, job);
     }
-    worker::wait_latch(&call.latch);
+    match worker::current_in(registry) {
+        // Not `wait_latch`, which lets a worker take up a root (of `Pool::run`, or an
+        // in-place scope's) while it waits: such a root could wait for this very task.
+        // SAFETY: `current_in` returns this thread's live worker.
+        Some(w) => unsafe { &*w }.wait_until(|| call.latch.probe()),
+        None => worker::wait_latch(&call.latch),
+    }
     let outs: Vec<std::thread::Result<R>> = call
         .outs
         .into_vec()
@@ -136,4 +143,52 @@ where
     R: Send,
 {
     super::free::with_registry(|r| run(r, op))
+}
+
+/// Spawns a task that runs `op` once on every worker of `registry` (see
+/// [`spawn_broadcast`]). Each panic in `op` is handed on as a spawned task's own.
+pub(crate) fn spawn_in<OP>(registry: &Arc<Registry>, op: OP)
+where
+    OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
+{
+    crate::barrier::spawn(registry, move |w| {
+        let r = w.registry();
+        run(r, |cx| {
+            if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| op(cx))) {
+                crate::barrier::spawn(r, move |_| panic::resume_unwind(p));
+            }
+        });
+    })
+}
+
+/// Runs `op` once on every worker of the current pool (the global pool off a worker), and
+/// returns at once (rayon's `spawn_broadcast`).
+///
+/// A panic in any call goes to the pool's panic handler, one call at a time, as a panic
+/// in [`spawn`](crate::spawn) does (without a handler, to the next barrier). A pool's drop
+/// waits for the calls.
+///
+/// **Difference from rayon:** the calls are one spawned task, which runs its own worker's
+/// call and then waits, working on other tasks meanwhile, until every worker has run its
+/// call.
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Arc;
+/// let pool = heist::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+/// let seen = Arc::new(AtomicUsize::new(0));
+/// let s = Arc::clone(&seen);
+/// pool.install(|| {
+///     heist::spawn_broadcast(move |cx| {
+///         s.fetch_add(1 << cx.index(), Ordering::SeqCst);
+///     })
+/// });
+/// drop(pool); // waits for the spawned calls
+/// assert_eq!(seen.load(Ordering::SeqCst), 0b111);
+/// ```
+pub fn spawn_broadcast<OP>(op: OP)
+where
+    OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
+{
+    super::free::with_registry(|r| spawn_in(r, op))
 }

@@ -188,12 +188,55 @@ pub enum Yield {
 }
 
 /// Runs one pending task of the current pool if there is one (rayon's `yield_now`):
-/// `None` off a worker.
+/// `None` off a worker. The task may come from anywhere in the pool, as when the worker
+/// looks for work: its own queue, work from outside, or a steal.
 pub fn yield_now() -> Option<Yield> {
-    worker::with_current(|w| {
-        w.map(|w| match w.find_work() {
-            true => Yield::Executed,
-            false => Yield::Idle,
-        })
-    })
+    worker::with_current(|w| w.map(yield_on))
+}
+
+/// Runs one task of the calling worker's own queue if there is one (rayon's
+/// `yield_local`): `None` off a worker. Unlike [`yield_now`], it steals nothing.
+///
+/// **Difference from rayon:** the queue here is the worker's spawned and broadcast tasks.
+/// A `join`'s second closure, which rayon keeps in the same deque, is left where it is:
+/// it runs when its `join` comes back to it, or in a thief's hands.
+pub fn yield_local() -> Option<Yield> {
+    worker::with_current(|w| w.map(yield_local_on))
+}
+
+/// Whether the calling worker's own queue holds tasks not yet started (rayon's
+/// `current_thread_has_pending_tasks`): `None` off a worker. These are `join` branches
+/// nobody has taken yet and tasks it spawned; others may take them at any moment, so the
+/// answer is a hint.
+pub fn current_thread_has_pending_tasks() -> Option<bool> {
+    worker::with_current(|w| w.map(has_pending_tasks))
+}
+
+pub(crate) fn yield_on(w: &Worker) -> Yield {
+    match w.find_work() {
+        true => Yield::Executed,
+        false => Yield::Idle,
+    }
+}
+
+pub(crate) fn yield_local_on(w: &Worker) -> Yield {
+    let r = w.registry();
+    let Some(job) = r
+        .take_mail(w.index())
+        .or_else(|| r.take_newest_job(w.index()))
+    else {
+        return Yield::Idle;
+    };
+    // SAFETY: every queued `JobRef` is taken exactly once, and this one was just taken.
+    w.run_taken(|| unsafe { job.execute(w) });
+    Yield::Executed
+}
+
+pub(crate) fn has_pending_tasks(w: &Worker) -> bool {
+    let r = w.registry();
+    let info = &r.infos[w.index()];
+    w.owner().private_len() > 0
+        || info.deque.has_shared()
+        || r.jobs_len(w.index()) > 0
+        || info.has_mail.load(std::sync::atomic::Ordering::Relaxed)
 }
