@@ -40,3 +40,17 @@ fn demanded(w: &Worker) -> bool {
         }
     }
 }
+
+/// The steal requests a split answers: on relay each waiting thief gets one piece of
+/// the cut; on Lace thieves take the pushed pieces themselves, so none are held.
+pub(crate) use crate::relay::split::Waiting;
+
+/// Takes the steal requests waiting for `w` at a split (the scheduler-specific half of
+/// the |S|+1 cut).
+#[cold]
+pub(crate) fn waiting(w: &Worker) -> Waiting {
+    match w.registry().scheduler {
+        Scheduler::Lace => Waiting::default(),
+        Scheduler::Relay => Waiting::take(w),
+    }
+}

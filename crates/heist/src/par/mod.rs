@@ -13,12 +13,15 @@ mod bridge;
 #[cfg(feature = "hashbrown")]
 mod buckets;
 mod chain;
+mod claim;
 mod collect;
 mod demand;
 mod driver;
 mod indexed;
 mod into;
 mod kernels;
+#[cfg(all(test, loom))]
+mod loom_claim;
 mod maps;
 mod more_sources;
 mod per_piece;
@@ -39,6 +42,7 @@ pub mod iter {
     #[cfg(feature = "hashbrown")]
     pub use super::buckets::Buckets;
     pub use super::chain::Chain;
+    pub use super::claim::{ThiefSplits, ThiefSplitting};
     pub use super::collect::{FromParallelIterator, ParallelExtend};
     pub use super::indexed::{Chunks, Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip};
     pub use super::into::{

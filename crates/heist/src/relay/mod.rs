@@ -26,6 +26,7 @@ mod loom_flag;
 mod loom_termination;
 mod peer;
 mod request;
+pub(crate) mod split;
 mod termination;
 
 pub(crate) use termination::{at_root, barrier, barrier_pending, Barriers, Termination, MANAGER};
