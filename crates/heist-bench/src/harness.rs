@@ -194,32 +194,40 @@ pub fn measure(
     out
 }
 
-/// `rayon-best`'s sweep: for each of [`MAX_LENS`], one warm-up and `runs` verified timed
-/// runs; then sets the one with the smallest median on `rt`. The medians go into
-/// `m.sweep`, a failure into `m.error`.
+/// `rayon-best`'s sweep: for each of [`MAX_LENS`], largest first, up to `runs` verified
+/// timed runs (one warm-up before the first); then sets the one with the smallest median
+/// on `rt`. A value whose first run takes over twice the best median so far gets no more
+/// runs (with `with_max_len(1)` a fine loop can take 60 times longer). The medians go
+/// into `m.sweep`, in [`MAX_LENS`] order; a failure into `m.error`.
 pub fn sweep_max_len(inst: &mut dyn Instance, rt: &Runtime, runs: usize, m: &mut Measured) {
     let mut sweep = Vec::new();
-    for &len in &MAX_LENS {
+    let mut best = f64::INFINITY;
+    for (i, &len) in MAX_LENS.iter().rev().enumerate() {
         rt.set_max_len(len);
         let mut trial = Measured::new(rt.kind());
-        warmup_run(inst, rt, &mut trial);
+        if i == 0 {
+            warmup_run(inst, rt, &mut trial);
+        }
         for _ in 0..runs {
-            if trial.error.is_none() {
-                timed_run(inst, rt, &mut trial, false);
+            if trial.error.is_some() || trial.times.first().is_some_and(|&t| t > 2.0 * best) {
+                break;
             }
+            timed_run(inst, rt, &mut trial, false);
         }
         if let Some(e) = trial.error {
             m.error = Some(format!("with_max_len({len}): {e}"));
             return;
         }
         let median = Summary::of(&trial.times).expect("runs >= 1").median;
+        best = best.min(median);
         sweep.push((len, median));
     }
-    let best = sweep
+    sweep.reverse();
+    let chosen = sweep
         .iter()
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .expect("MAX_LENS is not empty");
-    rt.set_max_len(best.0);
+    rt.set_max_len(chosen.0);
     m.sweep = Some(sweep);
 }
 
