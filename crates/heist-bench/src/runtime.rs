@@ -31,6 +31,9 @@ pub enum RuntimeKind {
     /// rayon with the best `with_max_len` of {1, 4, 16, ..., 4096} for the kernel, chosen
     /// by a sweep the harness runs first (data-parallel kernels only).
     RayonBest,
+    /// heist with Lace's split deque, its data-parallel loops split by their thieves
+    /// (`ThiefSplitting`; data-parallel kernels only).
+    HeistClaim,
     /// orx-parallel's iterators, whose loops claim chunks from an atomic counter, on its
     /// own pool limited to the worker count (data-parallel kernels whose API fits).
     Orx,
@@ -38,7 +41,7 @@ pub enum RuntimeKind {
 
 impl RuntimeKind {
     /// Every runtime, in the order the harness interleaves them.
-    pub const ALL: [RuntimeKind; 9] = [
+    pub const ALL: [RuntimeKind; 10] = [
         RuntimeKind::Seq,
         RuntimeKind::HeistLace,
         RuntimeKind::HeistRelay,
@@ -47,6 +50,7 @@ impl RuntimeKind {
         RuntimeKind::HeistJoin,
         RuntimeKind::RayonTls,
         RuntimeKind::RayonBest,
+        RuntimeKind::HeistClaim,
         RuntimeKind::Orx,
     ];
 
@@ -61,6 +65,7 @@ impl RuntimeKind {
             RuntimeKind::HeistJoin => "heist-join",
             RuntimeKind::RayonTls => "rayon-tls",
             RuntimeKind::RayonBest => "rayon-best",
+            RuntimeKind::HeistClaim => "heist-lace-claim",
             RuntimeKind::Orx => "orx",
         }
     }
@@ -74,7 +79,11 @@ impl RuntimeKind {
     /// Whether a kernel must opt in to run on it: the reduction-only runtimes and the
     /// data-parallel ones (`rayon-best`, `orx`).
     pub fn opt_in(self) -> bool {
-        self.reductions_only() || matches!(self, RuntimeKind::RayonBest | RuntimeKind::Orx)
+        self.reductions_only()
+            || matches!(
+                self,
+                RuntimeKind::RayonBest | RuntimeKind::HeistClaim | RuntimeKind::Orx
+            )
     }
 }
 
@@ -140,7 +149,10 @@ impl Runtime {
     pub fn start(kind: RuntimeKind, workers: usize, pin: bool) -> Result<Runtime, String> {
         let engine = match kind {
             RuntimeKind::Seq => Engine::Seq,
-            RuntimeKind::HeistLace | RuntimeKind::HeistRelay | RuntimeKind::HeistJoin => {
+            RuntimeKind::HeistLace
+            | RuntimeKind::HeistRelay
+            | RuntimeKind::HeistJoin
+            | RuntimeKind::HeistClaim => {
                 let scheduler = if kind == RuntimeKind::HeistRelay {
                     heist::Scheduler::Relay
                 } else {

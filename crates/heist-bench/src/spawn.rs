@@ -98,7 +98,7 @@ pub fn exec_scope<'s, T: ScopeTask<'s>>(rt: &Runtime, task: T) -> T::Output {
             rt.exec(Entered(move || rayon::scope(|s| task.call(s))))
         }
         RuntimeKind::Chili => panic!("chili has no spawn: spawn-style kernels cannot run on it"),
-        RuntimeKind::RayonBest | RuntimeKind::Orx => {
+        RuntimeKind::RayonBest | RuntimeKind::HeistClaim | RuntimeKind::Orx => {
             unreachable!("{} runs only data-parallel kernels", rt.kind())
         }
     }
@@ -229,6 +229,7 @@ pub fn exec_detached<T: DetachTask>(rt: &Runtime, rayon_cx: RayonDetach, task: T
         RuntimeKind::HeistJoin
         | RuntimeKind::RayonTls
         | RuntimeKind::RayonBest
+        | RuntimeKind::HeistClaim
         | RuntimeKind::Orx => {
             unreachable!(
                 "{} runs only the reduction kernels (Bench::supports)",

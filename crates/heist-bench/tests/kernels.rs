@@ -17,6 +17,7 @@ const CONFIGS: &[(RuntimeKind, &[usize])] = &[
     (RuntimeKind::HeistJoin, &[2]),
     (RuntimeKind::RayonTls, &[2]),
     (RuntimeKind::RayonBest, &[2]),
+    (RuntimeKind::HeistClaim, &[1, 2, 4]),
     (RuntimeKind::Orx, &[2]),
 ];
 
@@ -91,6 +92,11 @@ fn rayon_tls() {
 #[test]
 fn rayon_best() {
     check_runtime(RuntimeKind::RayonBest);
+}
+
+#[test]
+fn heist_lace_claim() {
+    check_runtime(RuntimeKind::HeistClaim);
 }
 
 #[test]

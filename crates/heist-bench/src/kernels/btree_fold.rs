@@ -27,7 +27,8 @@ impl Bench for BTreeFold {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind, true) && kind != RuntimeKind::RayonBest
+        par_loop::supports(kind, true)
+            && !matches!(kind, RuntimeKind::RayonBest | RuntimeKind::HeistClaim)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("btree-fold", size)?;

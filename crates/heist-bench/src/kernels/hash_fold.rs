@@ -31,7 +31,8 @@ impl Bench for HashFold {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind, true) && kind != RuntimeKind::RayonBest
+        par_loop::supports(kind, true)
+            && !matches!(kind, RuntimeKind::RayonBest | RuntimeKind::HeistClaim)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("hash-fold", size)?;

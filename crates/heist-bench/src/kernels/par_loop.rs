@@ -6,7 +6,7 @@
 use crate::bench::Instance;
 use crate::runtime::{Runtime, RuntimeKind};
 use std::fmt::Debug;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
 /// Defines `mod $name { pub fn heist(..), pub fn rayon(..) }`: `$body` compiled once with
 /// `heist::prelude::*` and once with `rayon::prelude::*` in scope. The body wraps its
@@ -22,12 +22,20 @@ macro_rules! par_versions {
             pub fn heist($($arg: $ty),*) -> $ret {
                 use heist::prelude::*;
                 #[allow(dead_code)]
-                fn capped<I>(i: I) -> I {
-                    i
+                fn capped<I: IndexedParallelIterator>(
+                    i: I,
+                ) -> $crate::kernels::par_loop::HeistEither<I, heist::iter::ThiefSplits<I>> {
+                    $crate::kernels::par_loop::ThiefSplits::choose(i)
                 }
                 #[allow(dead_code)]
-                fn range(lo: u64, hi: u64) -> heist::iter::RangeIter<u64> {
-                    (lo..hi).into_par_iter()
+                fn range(
+                    lo: u64,
+                    hi: u64,
+                ) -> $crate::kernels::par_loop::HeistEither<
+                    heist::iter::RangeIter<u64>,
+                    heist::iter::ThiefSplits<heist::iter::RangeIter<u64>>,
+                > {
+                    capped((lo..hi).into_par_iter())
                 }
                 $body
             }
@@ -108,13 +116,95 @@ impl MaxLen {
     }
 }
 
+/// Whether `heist-lace-claim` runs now: heist's `capped` sources then split by their
+/// thieves (`ThiefSplitting`).
+pub struct ThiefSplits;
+
+static THIEF_SPLITS: AtomicBool = AtomicBool::new(false);
+
+impl ThiefSplits {
+    /// `i`, split by its thieves if `heist-lace-claim` runs.
+    pub fn choose<I: heist::prelude::IndexedParallelIterator>(
+        i: I,
+    ) -> HeistEither<I, heist::iter::ThiefSplits<I>> {
+        use heist::iter::ThiefSplitting;
+        match THIEF_SPLITS.load(Relaxed) {
+            false => HeistEither::Left(i),
+            true => HeistEither::Right(i.thief_splitting()),
+        }
+    }
+
+    /// Runs `f` with thief-side splitting on.
+    pub fn with<R>(f: impl FnOnce() -> R) -> R {
+        struct Reset;
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                THIEF_SPLITS.store(false, Relaxed);
+            }
+        }
+        let _reset = Reset;
+        THIEF_SPLITS.store(true, Relaxed);
+        f()
+    }
+}
+
+/// One of two heist parallel iterators over the same items, chosen at run time.
+pub enum HeistEither<L, R> {
+    /// The first.
+    Left(L),
+    /// The second.
+    Right(R),
+}
+
+impl<L, R> heist::prelude::ParallelIterator for HeistEither<L, R>
+where
+    L: heist::prelude::ParallelIterator,
+    R: heist::prelude::ParallelIterator<Item = L::Item>,
+{
+    type Item = L::Item;
+    fn drive<K: heist::iter::plumbing::Kernel<L::Item>>(self, kernel: K) -> K::Output {
+        match self {
+            HeistEither::Left(l) => l.drive(kernel),
+            HeistEither::Right(r) => r.drive(kernel),
+        }
+    }
+    fn opt_len(&self) -> Option<usize> {
+        match self {
+            HeistEither::Left(l) => l.opt_len(),
+            HeistEither::Right(r) => r.opt_len(),
+        }
+    }
+}
+
+impl<L, R> heist::prelude::IndexedParallelIterator for HeistEither<L, R>
+where
+    L: heist::prelude::IndexedParallelIterator,
+    R: heist::prelude::IndexedParallelIterator<Item = L::Item>,
+{
+    fn len(&self) -> usize {
+        match self {
+            HeistEither::Left(l) => l.len(),
+            HeistEither::Right(r) => r.len(),
+        }
+    }
+    fn with_producer<CB: heist::iter::plumbing::ProducerCallback<L::Item>>(
+        self,
+        cb: CB,
+    ) -> CB::Output {
+        match self {
+            HeistEither::Left(l) => l.with_producer(cb),
+            HeistEither::Right(r) => r.with_producer(cb),
+        }
+    }
+}
+
 /// Whether a parallel-iterator kernel runs on `kind` (chili has no parallel iterators);
 /// `orx` only if the kernel has an orx version.
 pub fn supports(kind: RuntimeKind, orx: bool) -> bool {
     match kind {
         RuntimeKind::Chili => false,
         RuntimeKind::Orx => orx && cfg!(feature = "orx"),
-        RuntimeKind::RayonBest => true,
+        RuntimeKind::RayonBest | RuntimeKind::HeistClaim => true,
         k => !k.opt_in(),
     }
 }
@@ -142,6 +232,7 @@ pub fn on_all<R: Send>(
 ) -> R {
     match rt.kind() {
         RuntimeKind::HeistLace | RuntimeKind::HeistRelay => rt.install(heist),
+        RuntimeKind::HeistClaim => ThiefSplits::with(|| rt.install(heist)),
         RuntimeKind::Rayon => rt.install(rayon),
         RuntimeKind::RayonBest => MaxLen::with(rt.max_len(), || rt.install(rayon)),
         RuntimeKind::Orx => orx(rt.workers()),

@@ -24,7 +24,8 @@ impl Bench for ParSort {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind, false) && kind != RuntimeKind::RayonBest
+        par_loop::supports(kind, false)
+            && !matches!(kind, RuntimeKind::RayonBest | RuntimeKind::HeistClaim)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("par-sort", size)?;
@@ -63,6 +64,7 @@ impl Instance for SortInstance {
             RuntimeKind::HeistJoin
             | RuntimeKind::RayonTls
             | RuntimeKind::RayonBest
+            | RuntimeKind::HeistClaim
             | RuntimeKind::Orx => {
                 unreachable!("{} does not run par-sort (Bench::supports)", rt.kind())
             }
