@@ -63,7 +63,8 @@ pub struct WorkerStats {
     pub reply_wait_ns: u64,
     /// Nanoseconds spent in failed looks for work and the back-off after them.
     pub idle_ns: u64,
-    /// Times a running loop split off part of its range for a thief (`par`).
+    /// Times a running loop split off part of its range for a thief, or a thief cut part
+    /// of a claimed loop off (`par`).
     pub splits: u64,
     /// Blocks of items that loops folded between checks for thieves (`par`).
     pub blocks: u64,

@@ -410,6 +410,7 @@ where
         let Some(r) = call.progress.cut(min) else {
             break;
         };
+        stat!(w.counters(), splits);
         // SAFETY: `CUTS` holds (see `outside`), and the range was handed out once.
         let items = unsafe { call.base.cut(r.start, r.end) };
         let o = piece(w, &call.lp, items, kernel.start(), 1);
@@ -532,6 +533,7 @@ where
             let cutter = cutter;
             let Cutter(p, word, hi) = cutter;
             let r = word.cut_at(hi, p.min_len().max(1))?;
+            stat!(w.counters(), splits);
             // SAFETY: `CUTS` holds (see `claimed`), and the range was handed out once.
             let items = unsafe { p.cut(r.start, r.end) };
             Some(claimed(w, lp, items, lp.kernel.start(), 1))
