@@ -23,7 +23,7 @@ pub trait Bench: Sync {
     fn size(&self, class: SizeClass) -> &'static str;
     /// Whether it can run on `kind` (a kernel that cannot be expressed there says so).
     fn supports(&self, kind: RuntimeKind) -> bool {
-        !kind.reductions_only()
+        !kind.opt_in()
     }
     /// Builds the inputs for `size` (a size string as returned by `size`, or a user value).
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String>;

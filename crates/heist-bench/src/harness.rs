@@ -87,13 +87,15 @@ impl Summary {
 /// heist's per-worker event counters (summed over the timed runs of one runtime).
 pub type Counters = heist::WorkerStats;
 
-/// Serialises counters as a JSON object `{name: value}`.
+/// Serialises counters as a JSON object `{name: value}`, plus `block_sizes`: the loop
+/// driver's histogram (entry b: blocks of 2^b to 2^(b+1) - 1 items).
 fn ser_counters<S: serde::Serializer>(c: &Counters, s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap;
-    let mut m = s.serialize_map(Some(Counters::NAMES.len()))?;
+    let mut m = s.serialize_map(Some(Counters::NAMES.len() + 1))?;
     for (k, v) in Counters::NAMES.iter().zip(c.values()) {
         m.serialize_entry(k, &v)?;
     }
+    m.serialize_entry("block_sizes", &c.block_sizes)?;
     m.end()
 }
 
@@ -124,6 +126,9 @@ pub struct Measured {
     pub error: Option<String>,
     /// Per-worker counters summed over the timed runs, when collected.
     pub stats: Option<Vec<Counters>>,
+    /// `rayon-best`: the median seconds of each `with_max_len` swept, in [`MAX_LENS`]
+    /// order; the fastest is the one its timed runs used.
+    pub sweep: Option<Vec<(usize, f64)>>,
 }
 
 impl Measured {
@@ -134,6 +139,7 @@ impl Measured {
             times: Vec::new(),
             error: None,
             stats: None,
+            sweep: None,
         }
     }
 
@@ -148,8 +154,15 @@ impl Measured {
     }
 }
 
+/// The `with_max_len`s that `rayon-best` sweeps: {1, 4, 16, ..., 4096}.
+pub const MAX_LENS: [usize; 7] = [1, 4, 16, 64, 256, 1024, 4096];
+
+/// Timed runs per swept `with_max_len` (at most; fewer if fewer timed runs are asked for).
+const SWEEP_RUNS: usize = 3;
+
 /// Runs `inst` on every runtime: `opts.warmup` untimed rounds, then `opts.runs` timed
 /// rounds, each round visiting the runtimes in order. `tick` is called after every run.
+/// A `rayon-best` runtime first sweeps [`MAX_LENS`] (see [`sweep_max_len`]).
 pub fn measure(
     inst: &mut dyn Instance,
     runtimes: &[&Runtime],
@@ -157,6 +170,11 @@ pub fn measure(
     tick: &mut dyn FnMut(RuntimeKind),
 ) -> Vec<Measured> {
     let mut out: Vec<Measured> = runtimes.iter().map(|r| Measured::new(r.kind())).collect();
+    for (rt, m) in runtimes.iter().zip(&mut out) {
+        if rt.kind() == RuntimeKind::RayonBest {
+            sweep_max_len(inst, rt, opts.runs.clamp(1, SWEEP_RUNS), m);
+        }
+    }
     for _ in 0..opts.warmup {
         for (rt, m) in runtimes.iter().zip(&mut out) {
             if m.error.is_none() {
@@ -174,6 +192,43 @@ pub fn measure(
         }
     }
     out
+}
+
+/// `rayon-best`'s sweep: for each of [`MAX_LENS`], largest first, up to `runs` verified
+/// timed runs (one warm-up before the first); then sets the one with the smallest median
+/// on `rt`. A value whose first run takes over twice the best median so far gets no more
+/// runs (with `with_max_len(1)` a fine loop can take 60 times longer). The medians go
+/// into `m.sweep`, in [`MAX_LENS`] order; a failure into `m.error`.
+pub fn sweep_max_len(inst: &mut dyn Instance, rt: &Runtime, runs: usize, m: &mut Measured) {
+    let mut sweep = Vec::new();
+    let mut best = f64::INFINITY;
+    for (i, &len) in MAX_LENS.iter().rev().enumerate() {
+        rt.set_max_len(len);
+        let mut trial = Measured::new(rt.kind());
+        if i == 0 {
+            warmup_run(inst, rt, &mut trial);
+        }
+        for _ in 0..runs {
+            if trial.error.is_some() || trial.times.first().is_some_and(|&t| t > 2.0 * best) {
+                break;
+            }
+            timed_run(inst, rt, &mut trial, false);
+        }
+        if let Some(e) = trial.error {
+            m.error = Some(format!("with_max_len({len}): {e}"));
+            return;
+        }
+        let median = Summary::of(&trial.times).expect("runs >= 1").median;
+        best = best.min(median);
+        sweep.push((len, median));
+    }
+    sweep.reverse();
+    let chosen = sweep
+        .iter()
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("MAX_LENS is not empty");
+    rt.set_max_len(chosen.0);
+    m.sweep = Some(sweep);
 }
 
 fn warmup_run(inst: &mut dyn Instance, rt: &Runtime, m: &mut Measured) {
@@ -261,6 +316,10 @@ pub struct RuntimeResult {
     /// heist's counters, with `--stats` on a heist runtime.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stats: Option<StatsReport>,
+    /// `rayon-best`: `[with_max_len, median s]` of each value swept; the timed runs used
+    /// the fastest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_len_sweep: Option<Vec<(usize, f64)>>,
 }
 
 /// The report of one benchmark: the JSON object of `run --json`.
@@ -343,6 +402,7 @@ fn result_row(m: &Measured, seq: Option<f64>, rayon: Option<f64>) -> RuntimeResu
         speedup_vs_seq: seq.zip(median).map(|(q, t)| q / t),
         ratio_vs_rayon: rayon.zip(median).map(|(r, t)| t / r),
         stats,
+        max_len_sweep: m.sweep.clone(),
     }
 }
 
@@ -421,6 +481,11 @@ pub fn render_run(r: &BenchReport) -> String {
     let rows: Vec<Vec<String>> = r.results.iter().map(row_cells).collect();
     let mut out = heading(r) + &render_table(&COLUMNS, &rows, 1);
     for res in &r.results {
+        if let Some(sweep) = &res.max_len_sweep {
+            out += &render_sweep(&res.runtime, sweep);
+        }
+    }
+    for res in &r.results {
         if let Some(s) = &res.stats {
             out += &format!(
                 "\n{} counters, summed over {} timed runs:\n",
@@ -430,6 +495,38 @@ pub fn render_run(r: &BenchReport) -> String {
         }
     }
     out
+}
+
+/// The loop driver's block sizes (all workers), one line, if any block was counted:
+/// `size range: count` from the smallest size to the largest seen.
+pub fn render_block_sizes(t: &Counters) -> String {
+    let h = &t.block_sizes;
+    let Some(hi) = h.iter().rposition(|&n| n > 0) else {
+        return String::new();
+    };
+    let lo = h.iter().position(|&n| n > 0).unwrap_or(hi);
+    let cells: Vec<String> = (lo..=hi)
+        .map(|b| match b {
+            0 => format!("1: {}", h[b]),
+            b if b == h.len() - 1 => format!("{}+: {}", 1u64 << b, h[b]),
+            b => format!("{}-{}: {}", 1u64 << b, (1u64 << (b + 1)) - 1, h[b]),
+        })
+        .collect();
+    format!("block sizes (items: blocks): {}\n", cells.join(", "))
+}
+
+/// One line: each swept `with_max_len` with its median, and the one chosen.
+pub fn render_sweep(runtime: &str, sweep: &[(usize, f64)]) -> String {
+    let best = sweep.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+    let cells: Vec<String> = sweep
+        .iter()
+        .map(|&(m, t)| format!("{m}: {}", fmt_secs(Some(t))))
+        .collect();
+    format!(
+        "{runtime}: with_max_len sweep (median s) {}; chose {}\n",
+        cells.join(", "),
+        best.map_or("-".into(), |b| b.0.to_string())
+    )
 }
 
 /// The counters as a table: one row per counter, columns `total`, `w0`, `w1`, ...
@@ -450,6 +547,7 @@ pub fn render_stats(s: &StatsReport) -> String {
         .collect();
     let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
     let mut out = render_table(&headers, &rows, 1);
+    out += &render_block_sizes(&s.total);
     let t = &s.total;
     let answered = t.steal_half + t.steal_one;
     if answered > 0 {
@@ -554,6 +652,7 @@ mod tests {
             times: times.to_vec(),
             error: error.map(String::from),
             stats: None,
+            sweep: None,
         }
     }
 

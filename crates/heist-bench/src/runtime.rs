@@ -4,6 +4,7 @@
 use crate::fork::{self, Fork};
 use std::fmt;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 /// The stack size of every worker thread (and of the harness thread that runs `seq`):
 /// uts T3L recurses about 18 000 tree levels, ~1 KB each on heist and up to 2 KB on rayon.
@@ -27,11 +28,20 @@ pub enum RuntimeKind {
     /// rayon's `scope` plus per-thread accumulators from the `thread_local` crate, the
     /// way rayon users write a reduction over tasks.
     RayonTls,
+    /// rayon with the best `with_max_len` of {1, 4, 16, ..., 4096} for the kernel, chosen
+    /// by a sweep the harness runs first (data-parallel kernels only).
+    RayonBest,
+    /// heist with Lace's split deque, its data-parallel loops split by their thieves
+    /// (`ThiefSplitting`; data-parallel kernels only).
+    HeistClaim,
+    /// orx-parallel's iterators, whose loops claim chunks from an atomic counter, on its
+    /// own pool limited to the worker count (data-parallel kernels whose API fits).
+    Orx,
 }
 
 impl RuntimeKind {
     /// Every runtime, in the order the harness interleaves them.
-    pub const ALL: [RuntimeKind; 7] = [
+    pub const ALL: [RuntimeKind; 10] = [
         RuntimeKind::Seq,
         RuntimeKind::HeistLace,
         RuntimeKind::HeistRelay,
@@ -39,6 +49,9 @@ impl RuntimeKind {
         RuntimeKind::Chili,
         RuntimeKind::HeistJoin,
         RuntimeKind::RayonTls,
+        RuntimeKind::RayonBest,
+        RuntimeKind::HeistClaim,
+        RuntimeKind::Orx,
     ];
 
     /// The name used on the command line and in reports.
@@ -51,6 +64,9 @@ impl RuntimeKind {
             RuntimeKind::Chili => "chili",
             RuntimeKind::HeistJoin => "heist-join",
             RuntimeKind::RayonTls => "rayon-tls",
+            RuntimeKind::RayonBest => "rayon-best",
+            RuntimeKind::HeistClaim => "heist-lace-claim",
+            RuntimeKind::Orx => "orx",
         }
     }
 
@@ -58,6 +74,16 @@ impl RuntimeKind {
     /// other kernels do not list these runtimes unless they opt in.
     pub fn reductions_only(self) -> bool {
         matches!(self, RuntimeKind::HeistJoin | RuntimeKind::RayonTls)
+    }
+
+    /// Whether a kernel must opt in to run on it: the reduction-only runtimes and the
+    /// data-parallel ones (`rayon-best`, `orx`).
+    pub fn opt_in(self) -> bool {
+        self.reductions_only()
+            || matches!(
+                self,
+                RuntimeKind::RayonBest | RuntimeKind::HeistClaim | RuntimeKind::Orx
+            )
     }
 }
 
@@ -103,6 +129,8 @@ pub struct Runtime {
     kind: RuntimeKind,
     workers: usize,
     engine: Engine,
+    /// `rayon-best`: the `with_max_len` its loops use (`usize::MAX`: none).
+    max_len: AtomicUsize,
 }
 
 impl Runtime {
@@ -121,7 +149,10 @@ impl Runtime {
     pub fn start(kind: RuntimeKind, workers: usize, pin: bool) -> Result<Runtime, String> {
         let engine = match kind {
             RuntimeKind::Seq => Engine::Seq,
-            RuntimeKind::HeistLace | RuntimeKind::HeistRelay | RuntimeKind::HeistJoin => {
+            RuntimeKind::HeistLace
+            | RuntimeKind::HeistRelay
+            | RuntimeKind::HeistJoin
+            | RuntimeKind::HeistClaim => {
                 let scheduler = if kind == RuntimeKind::HeistRelay {
                     heist::Scheduler::Relay
                 } else {
@@ -136,7 +167,7 @@ impl Runtime {
                     .map_err(|e| format!("{kind}: {e:?}"))?;
                 Engine::Heist(pool)
             }
-            RuntimeKind::Rayon | RuntimeKind::RayonTls => Engine::Rayon(
+            RuntimeKind::Rayon | RuntimeKind::RayonTls | RuntimeKind::RayonBest => Engine::Rayon(
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(workers)
                     .stack_size(STACK_SIZE)
@@ -154,12 +185,26 @@ impl Runtime {
                 thread_count: std::num::NonZero::new(workers),
                 ..chili::Config::default()
             })),
+            // orx runs on its own process-wide pool (as many threads as cores); each loop
+            // is limited to `workers` of them (`num_threads`). It has no pinning hook.
+            RuntimeKind::Orx => Engine::Seq,
         };
         Ok(Runtime {
             kind,
             workers,
             engine,
+            max_len: AtomicUsize::new(usize::MAX),
         })
+    }
+
+    /// `rayon-best`: the `with_max_len` its loops use from now on.
+    pub fn set_max_len(&self, m: usize) {
+        self.max_len.store(m, Relaxed);
+    }
+
+    /// `rayon-best`: the `with_max_len` its loops use (`usize::MAX`: none).
+    pub fn max_len(&self) -> usize {
+        self.max_len.load(Relaxed)
     }
 
     /// Which runtime this is.

@@ -76,7 +76,7 @@ pub trait ScopeTask<'s>: Send {
 
 /// Whether scopes can be expressed on `kind` (everywhere but chili, which has no spawn).
 pub fn supports_scope(kind: RuntimeKind) -> bool {
-    kind != RuntimeKind::Chili && !kind.reductions_only()
+    kind != RuntimeKind::Chili && !kind.opt_in()
 }
 
 /// Runs `task` in a scope on `rt` and returns its result once every task spawned in the
@@ -98,6 +98,9 @@ pub fn exec_scope<'s, T: ScopeTask<'s>>(rt: &Runtime, task: T) -> T::Output {
             rt.exec(Entered(move || rayon::scope(|s| task.call(s))))
         }
         RuntimeKind::Chili => panic!("chili has no spawn: spawn-style kernels cannot run on it"),
+        RuntimeKind::RayonBest | RuntimeKind::HeistClaim | RuntimeKind::Orx => {
+            unreachable!("{} runs only data-parallel kernels", rt.kind())
+        }
     }
 }
 
@@ -223,7 +226,11 @@ pub fn exec_detached<T: DetachTask>(rt: &Runtime, rayon_cx: RayonDetach, task: T
         }
         RuntimeKind::Rayon => rt.exec(Entered(move || task.call(&rayon_cx))),
         RuntimeKind::Chili => panic!("chili has no spawn: detached kernels cannot run on it"),
-        RuntimeKind::HeistJoin | RuntimeKind::RayonTls => {
+        RuntimeKind::HeistJoin
+        | RuntimeKind::RayonTls
+        | RuntimeKind::RayonBest
+        | RuntimeKind::HeistClaim
+        | RuntimeKind::Orx => {
             unreachable!(
                 "{} runs only the reduction kernels (Bench::supports)",
                 rt.kind()

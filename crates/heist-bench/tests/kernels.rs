@@ -2,6 +2,7 @@
 //! each after a reset, and each must pass its own verification.
 
 use heist_bench::bench::{Bench, SizeClass};
+use heist_bench::harness;
 use heist_bench::kernels;
 use heist_bench::runtime::{Runtime, RuntimeKind};
 
@@ -15,6 +16,9 @@ const CONFIGS: &[(RuntimeKind, &[usize])] = &[
     (RuntimeKind::Chili, &[2]),
     (RuntimeKind::HeistJoin, &[2]),
     (RuntimeKind::RayonTls, &[2]),
+    (RuntimeKind::RayonBest, &[2]),
+    (RuntimeKind::HeistClaim, &[1, 2, 4]),
+    (RuntimeKind::Orx, &[2]),
 ];
 
 /// Builds `bench` at its test size and runs it twice on `rt`, resetting before each run.
@@ -39,6 +43,8 @@ fn check_runtime(kind: RuntimeKind) {
     let mut failures = Vec::new();
     for &w in *workers {
         let rt = Runtime::new(kind, w).unwrap_or_else(|e| panic!("starting {kind}: {e}"));
+        // A small cap, so that rayon-best's capped loops split down to it.
+        rt.set_max_len(4);
         for bench in kernels::all().into_iter().filter(|b| b.supports(kind)) {
             if let Err(e) = run_twice(bench, &rt) {
                 failures.push(format!("{} on {kind} x{w}: {e}", bench.name()));
@@ -81,6 +87,37 @@ fn heist_join() {
 #[test]
 fn rayon_tls() {
     check_runtime(RuntimeKind::RayonTls);
+}
+
+#[test]
+fn rayon_best() {
+    check_runtime(RuntimeKind::RayonBest);
+}
+
+#[test]
+fn heist_lace_claim() {
+    check_runtime(RuntimeKind::HeistClaim);
+}
+
+#[test]
+fn orx() {
+    check_runtime(RuntimeKind::Orx);
+}
+
+/// The sweep times every `with_max_len`, verifies each, and leaves the fastest set.
+#[test]
+fn rayon_best_sweeps_every_max_len() {
+    let rt = Runtime::new(RuntimeKind::RayonBest, 2).unwrap();
+    let b = kernels::find("loop-ig").unwrap();
+    let mut inst = b.instance(b.size(SizeClass::Test)).unwrap();
+    let mut m = harness::Measured::new(RuntimeKind::RayonBest);
+    harness::sweep_max_len(inst.as_mut(), &rt, 1, &mut m);
+    assert!(m.error.is_none(), "{:?}", m.error);
+    let sweep = m.sweep.expect("a sweep");
+    let lens: Vec<usize> = sweep.iter().map(|s| s.0).collect();
+    assert_eq!(lens, harness::MAX_LENS);
+    let best = sweep.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap().0;
+    assert_eq!(rt.max_len(), best);
 }
 
 #[test]

@@ -22,6 +22,7 @@ use std::time::Duration;
 /// The task store both schedulers keep: Lace's split deque, whose owner pushes and pops
 /// through the gate; under relay no thief touches it (`Owner::start_private`).
 pub(crate) use crate::lace::deque::{Deque, Home, Owner, Pop};
+pub(crate) use crate::relay::split::Waiting;
 
 /// What differs between the schedulers. `w` is always the calling thread's own worker.
 pub(crate) trait Schedule {
@@ -73,6 +74,12 @@ pub(crate) trait Schedule {
     /// The loop driver's question once `w`'s gate is raised: does a thief want part of
     /// the running loop?
     fn split_demanded(&self, w: &Worker) -> bool;
+
+    /// The steal requests a split made now answers (relay's |S|+1 cut); none on Lace,
+    /// where thieves take the pushed pieces themselves.
+    fn waiting_requests(&self, _w: &Worker) -> Waiting {
+        Waiting::default()
+    }
 }
 
 /// The scheduler of one pool.
@@ -191,5 +198,10 @@ impl Schedule for Sched {
     #[inline]
     fn split_demanded(&self, w: &Worker) -> bool {
         dispatch!(self, s => s.split_demanded(w))
+    }
+
+    #[inline]
+    fn waiting_requests(&self, w: &Worker) -> Waiting {
+        dispatch!(self, s => s.waiting_requests(w))
     }
 }

@@ -63,10 +63,31 @@ pub struct WorkerStats {
     pub reply_wait_ns: u64,
     /// Nanoseconds spent in failed looks for work and the back-off after them.
     pub idle_ns: u64,
-    /// Times a running loop split off part of its range for a thief (`par`).
+    /// Times a running loop split off part of its range for a thief, or a thief cut part
+    /// of a claimed loop off (`par`).
     pub splits: u64,
     /// Blocks of items that loops folded between checks for thieves (`par`).
     pub blocks: u64,
+    /// The loop driver's blocks by size: entry `b` counts blocks of `2^b` to
+    /// `2^(b+1) - 1` items (the last entry also counts larger ones).
+    pub block_sizes: [u64; BLOCK_BUCKETS],
+}
+
+/// Entries of [`WorkerStats::block_sizes`].
+pub(crate) const BLOCK_BUCKETS: usize = 32;
+
+/// Counts a block of `n` items in the histogram of block sizes, if the `stats` feature
+/// is on.
+#[inline(always)]
+pub(crate) fn block_size(c: &Counters, n: usize) {
+    #[cfg(feature = "stats")]
+    {
+        let b = (n.max(1).ilog2() as usize).min(BLOCK_BUCKETS - 1);
+        let e = &c.block_sizes[b];
+        e.store(e.load(Relaxed) + 1, Relaxed);
+    }
+    #[cfg(not(feature = "stats"))]
+    let _ = (c, n);
 }
 
 macro_rules! counters {
@@ -85,6 +106,9 @@ macro_rules! counters {
         impl std::ops::AddAssign for WorkerStats {
             fn add_assign(&mut self, o: WorkerStats) {
                 $(self.$field += o.$field;)*
+                for (a, b) in self.block_sizes.iter_mut().zip(o.block_sizes) {
+                    *a += b;
+                }
             }
         }
 
@@ -92,18 +116,25 @@ macro_rules! counters {
         #[derive(Default)]
         pub(crate) struct Counters {
             $(#[cfg(feature = "stats")] pub(crate) $field: AtomicU64,)*
+            #[cfg(feature = "stats")]
+            block_sizes: [AtomicU64; BLOCK_BUCKETS],
         }
 
         impl Counters {
             pub(crate) fn snapshot(&self) -> WorkerStats {
                 #[cfg(feature = "stats")]
-                return WorkerStats { $($field: self.$field.load(Relaxed),)* };
+                return WorkerStats {
+                    $($field: self.$field.load(Relaxed),)*
+                    block_sizes: std::array::from_fn(|b| self.block_sizes[b].load(Relaxed)),
+                };
                 #[cfg(not(feature = "stats"))]
                 WorkerStats::default()
             }
 
             pub(crate) fn reset(&self) {
                 $(#[cfg(feature = "stats")] self.$field.store(0, Relaxed);)*
+                #[cfg(feature = "stats")]
+                self.block_sizes.iter().for_each(|e| e.store(0, Relaxed));
             }
         }
     };

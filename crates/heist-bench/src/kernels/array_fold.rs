@@ -2,7 +2,7 @@
 //! Lock-Free Work-stealing Iterators for Parallel Data Structures, Fig. 12C). Memory
 //! bound: two cores share one memory bus.
 
-use super::par_loop::{self, close, mix, par_versions, LoopInstance};
+use super::par_loop::{self, close, mix, orx, par_versions, LoopInstance};
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
 
@@ -24,7 +24,7 @@ impl Bench for ArrayFold {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind)
+        par_loop::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("array-fold", size)?;
@@ -45,9 +45,18 @@ fn seq(v: &Vec<f64>) -> f64 {
     v.iter().sum()
 }
 
-par_versions!(par, |v: &[f64]| -> f64 { v.par_iter().sum() });
+par_versions!(par, |v: &[f64]| -> f64 { capped(v.par_iter()).sum() });
 
 #[allow(clippy::ptr_arg)]
 fn run(rt: &Runtime, v: &Vec<f64>) -> f64 {
-    par_loop::on(rt, || seq(v), || par::heist(v), || par::rayon(v))
+    par_loop::on_all(
+        rt,
+        || seq(v),
+        || par::heist(v),
+        || par::rayon(v),
+        orx!(|t| {
+            use orx_parallel::*;
+            v.par().num_threads(t).copied().sum()
+        }),
+    )
 }

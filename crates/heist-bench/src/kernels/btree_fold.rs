@@ -3,7 +3,7 @@
 //! hash-fold's.
 
 use super::hash_fold::entry;
-use super::par_loop::{self, equal, mix, par_versions, LoopInstance};
+use super::par_loop::{self, equal, mix, orx, par_versions, LoopInstance};
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
 use std::collections::BTreeMap;
@@ -27,7 +27,8 @@ impl Bench for BTreeFold {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind)
+        par_loop::supports(kind, true)
+            && !matches!(kind, RuntimeKind::RayonBest | RuntimeKind::HeistClaim)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("btree-fold", size)?;
@@ -50,6 +51,13 @@ par_versions!(par, |m: &BTreeMap<u64, u64>| -> Wrapping<u64> {
     m.par_iter().map(|(&k, &v)| entry(k, v)).sum()
 });
 
+/// orx has no parallel map: its generic path over any iterator (`iter_into_par`).
 fn run(rt: &Runtime, m: &BTreeMap<u64, u64>) -> Wrapping<u64> {
-    par_loop::on(rt, || seq(m), || par::heist(m), || par::rayon(m))
+    par_loop::on_all(
+        rt,
+        || seq(m),
+        || par::heist(m),
+        || par::rayon(m),
+        orx!(|t| { par_loop::orx_iter_sum(m.iter(), t, |(&k, &v)| entry(k, v)) }),
+    )
 }

@@ -3,7 +3,7 @@
 //! last hundred elements cost as much as all before them, so the loop must still be
 //! cut finely near its end.
 
-use super::par_loop::{self, equal, par_versions, LoopInstance};
+use super::par_loop::{self, equal, orx, par_versions, LoopInstance};
 use super::work::spin;
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
@@ -27,7 +27,7 @@ impl Bench for Exponential {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind)
+        par_loop::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("exponential", size)?;
@@ -56,9 +56,15 @@ fn seq(&n: &u64) -> Wrapping<u64> {
 }
 
 par_versions!(par, |n: u64| -> Wrapping<u64> {
-    (0..n).into_par_iter().map(element).sum()
+    range(0, n).map(element).sum()
 });
 
 fn run(rt: &Runtime, &n: &u64) -> Wrapping<u64> {
-    par_loop::on(rt, || seq(&n), || par::heist(n), || par::rayon(n))
+    par_loop::on_all(
+        rt,
+        || seq(&n),
+        || par::heist(n),
+        || par::rayon(n),
+        orx!(|t| { par_loop::orx_range_sum(n, t, element) }),
+    )
 }

@@ -33,7 +33,7 @@ impl Bench for FibInstall {
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {
-        kind != RuntimeKind::Chili && !kind.reductions_only()
+        kind != RuntimeKind::Chili && !kind.opt_in()
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {

@@ -2,7 +2,7 @@
 //! (BENCHMARKS.md). The result is checked item by item, in order, against the
 //! sequential one (by an order-sensitive checksum and the length).
 
-use super::par_loop::{self, equal, mix, par_versions, LoopInstance};
+use super::par_loop::{self, equal, mix, orx, par_versions, LoopInstance};
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
 
@@ -24,7 +24,7 @@ impl Bench for FilterCollect {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind)
+        par_loop::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("filter-collect", size)?;
@@ -53,14 +53,23 @@ fn seq(&n: &u64) -> (usize, u64) {
 }
 
 par_versions!(par, |n: u64| -> Vec<u64> {
-    (0..n).into_par_iter().filter(keep).collect()
+    range(0, n).filter(keep).collect()
 });
 
 fn run(rt: &Runtime, &n: &u64) -> (usize, u64) {
-    digest(par_loop::on(
+    digest(par_loop::on_all(
         rt,
         || (0..n).filter(keep).collect(),
         || par::heist(n),
         || par::rayon(n),
+        orx!(|t| {
+            use orx_parallel::*;
+            (0..n as usize)
+                .into_par()
+                .num_threads(t)
+                .map(|i| i as u64)
+                .filter(keep)
+                .collect()
+        }),
     ))
 }

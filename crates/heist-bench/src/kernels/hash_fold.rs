@@ -4,7 +4,7 @@
 //! little per entry (a mix repeated `SPIN` times) so that the fold is not only memory
 //! traffic.
 
-use super::par_loop::{self, equal, mix, par_versions, LoopInstance};
+use super::par_loop::{self, equal, mix, orx, par_versions, LoopInstance};
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
 use std::collections::HashMap;
@@ -31,7 +31,8 @@ impl Bench for HashFold {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind)
+        par_loop::supports(kind, true)
+            && !matches!(kind, RuntimeKind::RayonBest | RuntimeKind::HeistClaim)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("hash-fold", size)?;
@@ -57,6 +58,13 @@ par_versions!(par, |m: &HashMap<u64, u64>| -> Wrapping<u64> {
     m.par_iter().map(|(&k, &v)| entry(k, v)).sum()
 });
 
+/// orx has no parallel map: its generic path over any iterator (`iter_into_par`).
 fn run(rt: &Runtime, m: &HashMap<u64, u64>) -> Wrapping<u64> {
-    par_loop::on(rt, || seq(m), || par::heist(m), || par::rayon(m))
+    par_loop::on_all(
+        rt,
+        || seq(m),
+        || par::heist(m),
+        || par::rayon(m),
+        orx!(|t| { par_loop::orx_iter_sum(m.iter(), t, |(&k, &v)| entry(k, v)) }),
+    )
 }

@@ -7,7 +7,7 @@
 //!   5, 4, 3, 2 and 1 in 15 from a fixed-seed generator;
 //! - `loop-ig`: iteration i spins 1 + 0.25·i µs; `loop-dg`: the same, reversed.
 
-use super::par_loop::{self, equal, mix, par_versions, LoopInstance};
+use super::par_loop::{self, equal, mix, orx, par_versions, LoopInstance};
 use super::work::spin;
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
@@ -63,7 +63,7 @@ impl Bench for Loop {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind)
+        par_loop::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size(self.name(), size)?;
@@ -104,14 +104,15 @@ fn seq(&(shape, n): &(Shape, u64)) -> Wrapping<u64> {
 }
 
 par_versions!(par, |shape: Shape, n: u64| -> Wrapping<u64> {
-    (0..n).into_par_iter().map(|i| iteration(shape, i, n)).sum()
+    range(0, n).map(|i| iteration(shape, i, n)).sum()
 });
 
 fn run(rt: &Runtime, &(shape, n): &(Shape, u64)) -> Wrapping<u64> {
-    par_loop::on(
+    par_loop::on_all(
         rt,
         || seq(&(shape, n)),
         || par::heist(shape, n),
         || par::rayon(shape, n),
+        orx!(|t| par_loop::orx_range_sum(n, t, |i| iteration(shape, i, n))),
     )
 }

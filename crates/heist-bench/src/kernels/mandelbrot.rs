@@ -3,7 +3,7 @@
 //! Fig. 15). Pixels inside the set cost the full 1000 iterations, so the load is
 //! irregular.
 
-use super::par_loop::{self, equal, par_versions, LoopInstance};
+use super::par_loop::{self, equal, orx, par_versions, LoopInstance};
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
 
@@ -28,7 +28,7 @@ impl Bench for Mandelbrot {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind)
+        par_loop::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let w = par_loop::parse_size("mandelbrot", size)?;
@@ -64,9 +64,22 @@ fn seq(&w: &u64) -> u64 {
 }
 
 par_versions!(par, |w: u64| -> u64 {
-    (0..w * w).into_par_iter().map(|p| escape(p, w)).sum()
+    range(0, w * w).map(|p| escape(p, w)).sum()
 });
 
 fn run(rt: &Runtime, &w: &u64) -> u64 {
-    par_loop::on(rt, || seq(&w), || par::heist(w), || par::rayon(w))
+    par_loop::on_all(
+        rt,
+        || seq(&w),
+        || par::heist(w),
+        || par::rayon(w),
+        orx!(|t| {
+            use orx_parallel::*;
+            (0..(w * w) as usize)
+                .into_par()
+                .num_threads(t)
+                .map(|p| escape(p as u64, w))
+                .sum()
+        }),
+    )
 }

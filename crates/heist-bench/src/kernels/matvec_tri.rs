@@ -3,7 +3,7 @@
 //! Iterators for Parallel Data Structures, Fig. 18). Row i costs i, so the loop is
 //! triangular. Each row is summed in the same order everywhere, so results are exact.
 
-use super::par_loop::{self, equal, mix, par_versions, LoopInstance};
+use super::par_loop::{self, equal, mix, orx, par_versions, LoopInstance};
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
 
@@ -25,7 +25,7 @@ impl Bench for MatvecTri {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind)
+        par_loop::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("matvec-tri", size)?;
@@ -61,13 +61,23 @@ fn seq(x: &Vec<f64>) -> Vec<f64> {
 }
 
 par_versions!(par, |x: &[f64]| -> Vec<f64> {
-    (0..x.len() as u64)
-        .into_par_iter()
-        .map(|i| row(i, x))
-        .collect()
+    range(0, x.len() as u64).map(|i| row(i, x)).collect()
 });
 
 #[allow(clippy::ptr_arg)]
 fn run(rt: &Runtime, x: &Vec<f64>) -> Vec<f64> {
-    par_loop::on(rt, || seq(x), || par::heist(x), || par::rayon(x))
+    par_loop::on_all(
+        rt,
+        || seq(x),
+        || par::heist(x),
+        || par::rayon(x),
+        orx!(|t| {
+            use orx_parallel::*;
+            (0..x.len())
+                .into_par()
+                .num_threads(t)
+                .map(|i| row(i as u64, x))
+                .collect()
+        }),
+    )
 }

@@ -24,7 +24,8 @@ impl Bench for ParSort {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind)
+        par_loop::supports(kind, false)
+            && !matches!(kind, RuntimeKind::RayonBest | RuntimeKind::HeistClaim)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("par-sort", size)?;
@@ -60,11 +61,12 @@ impl Instance for SortInstance {
                 rt.install(|| rayon::prelude::ParallelSliceMut::par_sort_unstable(&mut data[..]))
             }
             RuntimeKind::Seq | RuntimeKind::Chili => data.sort_unstable(),
-            RuntimeKind::HeistJoin | RuntimeKind::RayonTls => {
-                unreachable!(
-                    "{} runs only the reduction kernels (Bench::supports)",
-                    rt.kind()
-                )
+            RuntimeKind::HeistJoin
+            | RuntimeKind::RayonTls
+            | RuntimeKind::RayonBest
+            | RuntimeKind::HeistClaim
+            | RuntimeKind::Orx => {
+                unreachable!("{} does not run par-sort (Bench::supports)", rt.kind())
             }
         }
     }

@@ -2,7 +2,7 @@
 //! from m < M, n < m: nested parallel loops, the inner one as long as the outer index
 //! (BENCHMARKS.md; after rayon-demo's nested-loops example).
 
-use super::par_loop::{self, equal, par_versions, LoopInstance};
+use super::par_loop::{self, equal, orx, par_versions, LoopInstance};
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
 
@@ -24,7 +24,7 @@ impl Bench for Pythagoras {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind)
+        par_loop::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let m = par_loop::parse_size("pythagoras", size)?;
@@ -57,12 +57,29 @@ fn seq(&big_m: &u64) -> usize {
 }
 
 par_versions!(par, |big_m: u64| -> usize {
-    (1..big_m)
-        .into_par_iter()
-        .map(|m| (1..m).into_par_iter().filter(|&n| primitive(m, n)).count())
+    range(1, big_m)
+        .map(|m| range(1, m).filter(|&n| primitive(m, n)).count())
         .sum()
 });
 
+/// orx's version parallelises the outer loop only: its loops are not meant to nest.
 fn run(rt: &Runtime, &m: &u64) -> usize {
-    par_loop::on(rt, || seq(&m), || par::heist(m), || par::rayon(m))
+    par_loop::on_all(
+        rt,
+        || seq(&m),
+        || par::heist(m),
+        || par::rayon(m),
+        orx!(|t| {
+            use orx_parallel::*;
+            (1..m as usize)
+                .into_par()
+                .num_threads(t)
+                .map(|big| {
+                    (1..big as u64)
+                        .filter(|&n| primitive(big as u64, n))
+                        .count()
+                })
+                .sum()
+        }),
+    )
 }

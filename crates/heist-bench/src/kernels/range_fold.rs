@@ -3,7 +3,7 @@
 //! Structures, Fig. 11B). Nearly all of the time is the loop itself, so this measures
 //! the per-element cost of the parallel iterator against a plain loop.
 
-use super::par_loop::{self, equal, mix, par_versions, LoopInstance};
+use super::par_loop::{self, equal, mix, orx, par_versions, LoopInstance};
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
 use std::num::Wrapping;
@@ -26,7 +26,7 @@ impl Bench for RangeFold {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind)
+        par_loop::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("range-fold", size)?;
@@ -45,9 +45,15 @@ fn seq(&n: &u64) -> Wrapping<u64> {
 }
 
 par_versions!(par, |n: u64| -> Wrapping<u64> {
-    (0..n).into_par_iter().map(|i| Wrapping(mix(i))).sum()
+    range(0, n).map(|i| Wrapping(mix(i))).sum()
 });
 
 fn run(rt: &Runtime, &n: &u64) -> Wrapping<u64> {
-    par_loop::on(rt, || seq(&n), || par::heist(n), || par::rayon(n))
+    par_loop::on_all(
+        rt,
+        || seq(&n),
+        || par::heist(n),
+        || par::rayon(n),
+        orx!(|t| par_loop::orx_range_sum(n, t, |i| Wrapping(mix(i)))),
+    )
 }

@@ -2,7 +2,7 @@
 //! the sum of squared deviations; BENCHMARKS.md; On Lock-Free Work-stealing Iterators
 //! for Parallel Data Structures, Fig. 14).
 
-use super::par_loop::{self, close, mix, par_versions, LoopInstance};
+use super::par_loop::{self, close, mix, orx, par_versions, LoopInstance};
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
 
@@ -24,7 +24,7 @@ impl Bench for StdDev {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind)
+        par_loop::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("stddev", size)?;
@@ -45,12 +45,31 @@ fn seq(v: &Vec<f64>) -> f64 {
 }
 
 par_versions!(par, |v: &[f64]| -> f64 {
-    let mean = v.par_iter().sum::<f64>() / v.len() as f64;
-    let var = v.par_iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / v.len() as f64;
+    let mean = capped(v.par_iter()).sum::<f64>() / v.len() as f64;
+    let var = capped(v.par_iter())
+        .map(|x| (x - mean) * (x - mean))
+        .sum::<f64>()
+        / v.len() as f64;
     var.sqrt()
 });
 
 #[allow(clippy::ptr_arg)]
 fn run(rt: &Runtime, v: &Vec<f64>) -> f64 {
-    par_loop::on(rt, || seq(v), || par::heist(v), || par::rayon(v))
+    par_loop::on_all(
+        rt,
+        || seq(v),
+        || par::heist(v),
+        || par::rayon(v),
+        orx!(|t| {
+            use orx_parallel::*;
+            let mean = v.par().num_threads(t).copied().sum::<f64>() / v.len() as f64;
+            let var = v
+                .par()
+                .num_threads(t)
+                .map(|x| (x - mean) * (x - mean))
+                .sum::<f64>()
+                / v.len() as f64;
+            var.sqrt()
+        }),
+    )
 }

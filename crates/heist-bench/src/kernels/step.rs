@@ -2,7 +2,7 @@
 //! calibrated work (BENCHMARKS.md; On Lock-Free Work-stealing Iterators for Parallel
 //! Data Structures, Fig. 13A). A pre-split loop leaves the expensive tail to one worker.
 
-use super::par_loop::{self, equal, par_versions, LoopInstance};
+use super::par_loop::{self, equal, orx, par_versions, LoopInstance};
 use super::work::spin;
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
@@ -26,7 +26,7 @@ impl Bench for Step {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind)
+        par_loop::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("step", size)?;
@@ -45,9 +45,15 @@ fn seq(&n: &u64) -> Wrapping<u64> {
 }
 
 par_versions!(par, |n: u64| -> Wrapping<u64> {
-    (0..n).into_par_iter().map(|i| element(i, n)).sum()
+    range(0, n).map(|i| element(i, n)).sum()
 });
 
 fn run(rt: &Runtime, &n: &u64) -> Wrapping<u64> {
-    par_loop::on(rt, || seq(&n), || par::heist(n), || par::rayon(n))
+    par_loop::on_all(
+        rt,
+        || seq(&n),
+        || par::heist(n),
+        || par::rayon(n),
+        orx!(|t| { par_loop::orx_range_sum(n, t, |i| element(i, n)) }),
+    )
 }

@@ -1,9 +1,11 @@
 //! tiny: a sum of 2000 `f32` squares, called 10^4 times in a row on a worker of the
 //! pool (BENCHMARKS.md). Each call is a loop of about 2 µs, so what counts is what a
 //! loop costs to start and end. The variant `tiny-outside` makes each call from the
-//! harness thread, outside the pool.
+//! harness thread, outside the pool: on heist inside `Pool::enter` (the loop starts on
+//! the calling thread), on rayon through `install` (rayon runs every loop on its pool),
+//! on orx from the calling thread.
 
-use super::par_loop::{self, par_versions, LoopInstance};
+use super::par_loop::{self, orx, par_versions, LoopInstance};
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
 
@@ -40,7 +42,7 @@ impl Bench for Tiny {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind)
+        par_loop::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let calls = par_loop::parse_size(self.name(), size)?;
@@ -76,34 +78,56 @@ fn seq((v, calls): &(Vec<f32>, u64)) -> f64 {
 }
 
 par_versions!(par, |v: &[f32]| -> f32 {
-    v.par_iter().map(|x| x * x).sum()
+    capped(v.par_iter()).map(|x| x * x).sum()
 });
+
+#[cfg_attr(not(feature = "orx"), allow(unused_variables))]
+fn orx_squares(v: &[f32], threads: usize) -> f32 {
+    orx!(|threads| {
+        use orx_parallel::*;
+        v.par().num_threads(threads).map(|x| x * x).sum()
+    })(threads)
+}
 
 /// All calls from a worker of the pool.
 fn run_inside(rt: &Runtime, input: &(Vec<f32>, u64)) -> f64 {
     let (v, calls) = input;
-    let many = |one: fn(&[f32]) -> f32| {
-        move || {
-            (0..*calls)
-                .map(|_| f64::from(one(std::hint::black_box(v))))
-                .sum()
-        }
+    let many = |one: &dyn Fn(&[f32]) -> f32| -> f64 {
+        (0..*calls)
+            .map(|_| f64::from(one(std::hint::black_box(v))))
+            .sum()
     };
-    par_loop::on(rt, || seq(input), many(par::heist), many(par::rayon))
+    par_loop::on_all(
+        rt,
+        || seq(input),
+        || many(&par::heist),
+        || many(&par::rayon),
+        |t| many(&|v| orx_squares(v, t)),
+    )
 }
 
-/// Each call from the harness thread into the pool.
+/// Each call from the harness thread.
 fn run_outside(rt: &Runtime, input: &(Vec<f32>, u64)) -> f64 {
     let (v, calls) = input;
-    (0..*calls)
-        .map(|_| {
-            let v = std::hint::black_box(v);
-            f64::from(par_loop::on(
-                rt,
-                || squares(v),
-                || par::heist(v),
-                || par::rayon(v),
-            ))
-        })
-        .sum()
+    let each = || {
+        (0..*calls)
+            .map(|_| {
+                let v = std::hint::black_box(v);
+                f64::from(match rt.heist_pool() {
+                    Some(_) => par::heist(v),
+                    None => par_loop::on_all(
+                        rt,
+                        || squares(v),
+                        || unreachable!("heist runs on the harness thread"),
+                        || par::rayon(v),
+                        |t| orx_squares(v, t),
+                    ),
+                })
+            })
+            .sum()
+    };
+    match rt.heist_pool() {
+        Some(pool) => pool.enter(each),
+        None => each(),
+    }
 }

@@ -30,7 +30,8 @@ impl Bench for TreeFold {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind)
+        par_loop::supports(kind, false)
+            && !matches!(kind, RuntimeKind::RayonBest | RuntimeKind::HeistClaim)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let levels = crate::bench::count("tree-fold", size, "levels", 1, 40)?;

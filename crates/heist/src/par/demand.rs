@@ -20,3 +20,14 @@ pub(crate) fn split_demanded(w: &Worker) -> bool {
 fn demanded(w: &Worker) -> bool {
     w.workers() >= 2 && w.sched().split_demanded(w)
 }
+
+/// The steal requests a split answers: on relay each waiting thief gets one piece of
+/// the cut; on Lace thieves take the pushed pieces themselves, so none are held.
+pub(crate) use crate::sched::Waiting;
+
+/// Takes the steal requests waiting for `w` at a split (the scheduler-specific half of
+/// the |S|+1 cut).
+#[cold]
+pub(crate) fn waiting(w: &Worker) -> Waiting {
+    w.sched().waiting_requests(w)
+}

@@ -5,12 +5,19 @@
 //! pushes the upper part through [`Worker::join`], so a loop nobody steals from runs with
 //! no split, no join and no allocation.
 //!
+//! A loop called outside any worker starts on the calling thread (see `claim.rs`). On
+//! relay, a split cuts the rest into one piece per waiting steal request plus one
+//! (Embracing Explicit Communication, Fig. 5.13).
+//!
 //! The protocol is public, for library authors: a collection that can hand out a
 //! [`Producer`] becomes a parallel iterator (see [`Producer`]'s example).
 
-use super::demand::split_demanded;
+use super::claim;
+use super::demand::{self, split_demanded};
+use crate::pool::{global_or_panic, Pool};
 use crate::stats::stat;
 use crate::worker::{self, Worker};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
@@ -84,6 +91,22 @@ pub trait Producer: Send + Sized {
     fn max_len(&self) -> usize {
         usize::MAX
     }
+    /// Whether [`cut`](Producer::cut) works: then a loop over this producer can be
+    /// shared through one progress word (loops started outside the pool, and
+    /// [`thief_splitting`](crate::iter::ThiefSplitting::thief_splitting)). Ranges and
+    /// slices can; the default is no.
+    const CUTS: bool = false;
+    /// The items `from..to` (`from <= to <= len()`), cut out of a producer that stays
+    /// whole: how a thief takes part of a loop without its owner.
+    ///
+    /// # Safety
+    /// Only if `CUTS` is true. The caller cuts disjoint ranges only, possibly from
+    /// several threads at once, and neither splits nor iterates `self` while a piece
+    /// lives; an implementation must allow exactly that. The default panics.
+    unsafe fn cut(&self, from: usize, to: usize) -> Self {
+        let _ = (from, to);
+        unreachable!("heist: `Producer::cut` on a producer whose `CUTS` is false")
+    }
 }
 
 /// A [`Producer`] whose `len` is exact and whose `split_at(i)` leaves exactly `i` items
@@ -133,7 +156,8 @@ impl<T, K: Kernel<T>> Kernel<T> for &K {
 }
 
 /// Runs `kernel` over `producer` in parallel: on this thread's worker if it is one (of
-/// any pool), else on the global pool.
+/// any pool). Elsewhere the loop starts on this thread, and workers of the pool given by
+/// [`Pool::enter`] (else the global pool) join in once the rest looks long enough.
 ///
 /// # Panics
 /// Re-raises a panic of the kernel or the producer (the other pieces stop at their
@@ -143,16 +167,67 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    on_worker(|w| run(w, producer, kernel))
+    // SAFETY: the reference is dropped before this call returns.
+    match unsafe { worker::current() } {
+        Some(w) => run(w, producer, kernel),
+        None => claim::outside(outside_pool(), producer, kernel),
+    }
 }
 
-/// Runs `f` on this thread's worker if it is one (of any pool), else on the global pool.
+/// Runs `f` on this thread's worker if it is one (of any pool), else on the pool of
+/// [`Pool::enter`] or the global pool.
 pub(crate) fn on_worker<R: Send>(f: impl FnOnce(&Worker) -> R + Send) -> R {
     let mut f = Some(f);
     let here = worker::with_current(|w| w.map(|w| f.take().expect("unused")(w)));
     match here {
         Some(out) => out,
-        None => crate::pool::global_or_panic().run(f.take().expect("unused")),
+        None => outside_pool().run(f.take().expect("unused")),
+    }
+}
+
+thread_local! {
+    /// The pool of the innermost `Pool::enter` running on this thread, if any.
+    static ENTERED: Cell<*const Pool> = const { Cell::new(std::ptr::null()) };
+}
+
+/// The pool that serves this thread's loops outside any worker.
+fn outside_pool() -> &'static Pool {
+    let p = ENTERED.with(Cell::get);
+    if p.is_null() {
+        return global_or_panic();
+    }
+    // SAFETY: `ENTERED` is non-null only inside `Pool::enter`, whose `&self` outlives the
+    // call that reads it here (the reference does not escape this loop's call: `outside`
+    // and `run` return before `enter` does). The `'static` is a lie kept local to that
+    // call.
+    unsafe { &*p }
+}
+
+impl Pool {
+    /// Runs `f` on this thread with this pool serving the parallel iterators it calls
+    /// outside any worker (instead of the global pool). Such a loop starts on this thread
+    /// at once, with no round trip; this pool's workers are woken to help only once what
+    /// is left of it looks worth their wake-up. `join` and `scope` called outside a
+    /// worker still use the global pool.
+    ///
+    /// ```
+    /// use heist::prelude::*;
+    /// let pool = heist::Pool::builder().workers(2).build()?;
+    /// let v: Vec<u64> = (0..10_000).collect();
+    /// let s: u64 = pool.enter(|| v.par_iter().map(|x| x * x).sum());
+    /// assert_eq!(s, v.iter().map(|x| x * x).sum());
+    /// # Ok::<(), heist::BuildError>(())
+    /// ```
+    pub fn enter<R>(&self, f: impl FnOnce() -> R) -> R {
+        /// Restores the outer pool, also when `f` unwinds.
+        struct Restore(*const Pool);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                ENTERED.with(|c| c.set(self.0));
+            }
+        }
+        let _restore = Restore(ENTERED.with(|c| c.replace(self)));
+        f()
     }
 }
 
@@ -162,22 +237,26 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    let lp = Loop {
-        kernel,
-        stop: AtomicBool::new(false),
-    };
+    let lp = Loop::new(kernel);
     piece(w, &lp, producer, kernel.start(), 1)
 }
 
 /// One running loop: what its pieces share.
-struct Loop<'k, K> {
-    kernel: &'k K,
+pub(super) struct Loop<'k, K> {
+    pub(super) kernel: &'k K,
     /// Set when a piece panics: the others stop at their next block.
-    stop: AtomicBool,
+    pub(super) stop: AtomicBool,
 }
 
-impl<K> Loop<'_, K> {
-    fn stopped<T>(&self) -> bool
+impl<'k, K> Loop<'k, K> {
+    pub(super) fn new(kernel: &'k K) -> Self {
+        Loop {
+            kernel,
+            stop: AtomicBool::new(false),
+        }
+    }
+
+    pub(super) fn stopped<T>(&self) -> bool
     where
         K: Kernel<T>,
     {
@@ -186,7 +265,7 @@ impl<K> Loop<'_, K> {
 }
 
 /// Sets the loop's stop flag if a piece unwinds.
-struct StopOnUnwind<'a>(&'a AtomicBool);
+pub(super) struct StopOnUnwind<'a>(pub(super) &'a AtomicBool);
 
 impl Drop for StopOnUnwind<'_> {
     fn drop(&mut self) {
@@ -198,9 +277,25 @@ impl Drop for StopOnUnwind<'_> {
 /// for at most an eighth of the owner's remaining work, however costly the items.
 const BLOCK_SHARE: usize = 8;
 
+/// The smallest part a split may leave and the largest block, at least 1 each.
+pub(super) fn len_bounds<P: Producer>(p: &P) -> (usize, usize) {
+    (p.min_len().max(1), p.max_len().max(1))
+}
+
+/// The size of the next block: `block` (which doubles), at most an eighth of the `len`
+/// items left and `max`, at least `min`, and no more than what is left.
+#[inline(always)]
+pub(super) fn next_block(block: usize, len: usize, min: usize, max: usize) -> usize {
+    block
+        .min(len.div_ceil(BLOCK_SHARE))
+        .min(max)
+        .max(min)
+        .min(len)
+}
+
 /// The owner's loop over one piece: fold blocks of doubling size (from `block`), and
 /// split when asked and what is left is worth it.
-fn piece<P, K>(
+pub(super) fn piece<P, K>(
     w: &Worker,
     lp: &Loop<'_, K>,
     mut p: P,
@@ -212,25 +307,21 @@ where
     K: Kernel<P::Item>,
 {
     let guard = StopOnUnwind(&lp.stop);
-    let min = p.min_len().max(1);
-    let max = p.max_len().max(1);
+    let (min, max) = len_bounds(&p);
     let mut pace = Pace::default();
     loop {
         let len = p.len();
         if len == 0 || lp.stopped() {
             break;
         }
-        if len / 2 >= min && split_demanded(w) && pace.worth_splitting(len) {
+        if len / 2 >= min && split_demanded(w) && pace.worth(len, MIN_SPLIT) {
             std::mem::forget(guard);
             return split(w, lp, p, acc, block);
         }
-        let n = block
-            .min(len.div_ceil(BLOCK_SHARE))
-            .min(max)
-            .max(min)
-            .min(len);
+        let n = next_block(block, len, min, max);
         (acc, p) = p.fold_block(n, lp.kernel, acc);
         stat!(w.counters(), blocks);
+        crate::stats::block_size(w.counters(), n);
         pace.done += n;
         block = block.saturating_mul(2);
     }
@@ -240,7 +331,7 @@ where
 
 /// A split hands work to a thief, who may start it only a few microseconds later and
 /// whose half the owner may then wait for: below this much work left it does not pay.
-const MIN_SPLIT: Duration = Duration::from_micros(10);
+pub(super) const MIN_SPLIT: Duration = Duration::from_micros(10);
 
 /// Below this much time a sample of the pace says too little.
 const MIN_SAMPLE: Duration = Duration::from_micros(1);
@@ -248,9 +339,9 @@ const MIN_SAMPLE: Duration = Duration::from_micros(1);
 /// How fast a piece goes, measured only once thieves ask: the first request starts the
 /// clock, later ones read it, so a loop nobody asks about never reads the time.
 #[derive(Default)]
-struct Pace {
+pub(super) struct Pace {
     /// Items folded by this piece.
-    done: usize,
+    pub(super) done: usize,
     /// When a request was first seen, and `done` then.
     mark: Option<(Instant, usize)>,
     /// `done` at which to look at the clock again: each look waits for the sample to
@@ -259,10 +350,11 @@ struct Pace {
 }
 
 impl Pace {
-    /// Whether `left` more items are likely to take at least `MIN_SPLIT`.
+    /// Whether `left` more items are likely to take at least `min` (the first call only
+    /// starts the clock).
     #[cold]
     #[inline(never)]
-    fn worth_splitting(&mut self, left: usize) -> bool {
+    pub(super) fn worth(&mut self, left: usize, min: Duration) -> bool {
         let Some((t0, d0)) = self.mark else {
             self.mark = Some((Instant::now(), self.done));
             self.next = self.done + 1;
@@ -278,12 +370,13 @@ impl Pace {
             return false;
         }
         let per_item = spent.as_nanos() as f64 / items as f64;
-        per_item * left as f64 >= MIN_SPLIT.as_nanos() as f64
+        per_item * left as f64 >= min.as_nanos() as f64
     }
 }
 
-/// Splits the rest in halves: the upper half is pushed as the joined branch, where a
-/// thief takes it; the owner goes on with the lower half and the same accumulator.
+/// Splits the rest for the thieves waiting now: into |S|+1 parts for |S| relay steal
+/// requests (Embracing Explicit Communication, Fig. 5.13), into halves on Lace, whose
+/// thieves take what is pushed themselves.
 #[cold]
 #[inline(never)]
 fn split<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P, acc: K::Acc, block: usize) -> K::Output
@@ -292,13 +385,40 @@ where
     K: Kernel<P::Item>,
 {
     stat!(w.counters(), splits);
+    let waiting = demand::waiting(w);
+    let ways = waiting.thieves(w).max(1) + 1;
+    cut(w, lp, p, acc, block, ways, waiting)
+}
+
+/// Cuts `p` into `ways` nearly equal parts. The upper parts are pushed as joined
+/// branches, the top one first; the owner then hands them to the `waiting` requests,
+/// one each, and goes on with the lowest part and the same accumulator.
+fn cut<P, K>(
+    w: &Worker,
+    lp: &Loop<'_, K>,
+    p: P,
+    acc: K::Acc,
+    block: usize,
+    ways: usize,
+    waiting: demand::Waiting,
+) -> K::Output
+where
+    P: Producer,
+    K: Kernel<P::Item>,
+{
     let len = p.len();
-    let (lo, hi) = p.split_at(len - len / 2);
-    let acc = Here(acc);
+    let min = p.min_len().max(1);
+    if ways < 2 || len / 2 < min {
+        waiting.answer(w);
+        return piece(w, lp, p, acc, block);
+    }
+    let (lo, hi) = p.split_at(len - (len / ways).max(min));
+    let rest = Here((acc, waiting));
     let (l, r) = w.join(
         move |w| {
-            let acc = acc;
-            piece(w, lp, lo, acc.0, block)
+            let rest = rest;
+            let (acc, waiting) = rest.0;
+            cut(w, lp, lo, acc, block, ways - 1, waiting)
         },
         move |w| piece(w, lp, hi, lp.kernel.start(), 1),
     );
@@ -306,7 +426,7 @@ where
 }
 
 /// A value that stays on its thread although the closure holding it must be `Send`.
-struct Here<T>(T);
+pub(super) struct Here<T>(pub(super) T);
 
 // SAFETY: `Here` is only moved into the first closure of `Worker::join`, which always
 // runs on the calling worker's thread before `join` returns (it is never pushed, stolen

@@ -15,6 +15,7 @@ mod bridge;
 #[cfg(feature = "hashbrown")]
 mod buckets;
 mod chain;
+mod claim;
 mod collect;
 mod collect_into;
 mod demand;
@@ -26,6 +27,8 @@ mod indexed_trait;
 mod interleave;
 mod into;
 mod kernels;
+#[cfg(all(test, loom))]
+mod loom_claim;
 mod maps;
 mod more_sources;
 mod per_piece;
@@ -52,6 +55,7 @@ pub mod iter {
     #[cfg(feature = "hashbrown")]
     pub use super::buckets::Buckets;
     pub use super::chain::Chain;
+    pub use super::claim::{ThiefSplits, ThiefSplitting};
     pub use super::collect::{FromParallelIterator, ParallelExtend};
     pub use super::drain::{Drain, ParallelDrainFull, ParallelDrainRange};
     pub use super::either::Either;

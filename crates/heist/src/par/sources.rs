@@ -89,6 +89,10 @@ macro_rules! int_range {
             fn into_iter(self) -> RangeBlock<$t> {
                 RangeBlock { next: self.start, left: self.len }
             }
+            const CUTS: bool = true;
+            unsafe fn cut(&self, from: usize, to: usize) -> Self {
+                RangeProducer { start: self.start.wrapping_add(from as $t), len: to - from }
+            }
         }
 
         impl IndexedProducer for RangeProducer<$t> {}
@@ -175,6 +179,10 @@ impl<'a, T: Sync> Producer for SliceProducer<'a, T> {
     }
     fn into_iter(self) -> Self::IntoIter {
         self.0.iter()
+    }
+    const CUTS: bool = true;
+    unsafe fn cut(&self, from: usize, to: usize) -> Self {
+        SliceProducer(&self.0[from..to])
     }
 }
 

@@ -26,6 +26,7 @@ mod loom_gate;
 mod loom_termination;
 mod peer;
 mod request;
+pub(crate) mod split;
 mod termination;
 
 pub(crate) use termination::{Barriers, IdleSet, MANAGER};
@@ -320,6 +321,10 @@ impl Schedule for Relay {
         // Private tasks go first; with nothing waiting, this lowers the gate again.
         poll(w);
         false
+    }
+
+    fn waiting_requests(&self, w: &Worker) -> split::Waiting {
+        split::Waiting::take(w)
     }
 }
 

@@ -24,7 +24,7 @@ pub(crate) fn handle_waiting<P: Peer>(p: &P) {
 
 /// One request that reached `p` (Fig. 4.4): an update for the manager, our own request
 /// come home, or a thief's to answer or forward.
-fn handle<P: Peer>(p: &P, mut req: Request) {
+pub(super) fn handle<P: Peer>(p: &P, mut req: Request) {
     if req.update {
         termination::update(p, req);
         return;
