@@ -48,7 +48,7 @@ pub(crate) use crate::relay::split::Waiting;
 /// Takes the steal requests waiting for `w` at a split (the scheduler-specific half of
 /// the |S|+1 cut).
 #[cold]
-pub(crate) fn waiting(w: &Worker) -> Waiting {
+pub(crate) fn waiting(w: &Worker) -> Waiting<'_> {
     match w.registry().scheduler {
         Scheduler::Lace => Waiting::default(),
         Scheduler::Relay => Waiting::take(w),
