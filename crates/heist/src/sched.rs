@@ -77,7 +77,7 @@ pub(crate) trait Schedule {
 
     /// The steal requests a split made now answers (relay's |S|+1 cut); none on Lace,
     /// where thieves take the pushed pieces themselves.
-    fn waiting_requests(&self, _w: &Worker) -> Waiting {
+    fn waiting_requests<'w>(&self, _w: &'w Worker) -> Waiting<'w> {
         Waiting::default()
     }
 }
@@ -201,7 +201,7 @@ impl Schedule for Sched {
     }
 
     #[inline]
-    fn waiting_requests(&self, w: &Worker) -> Waiting {
+    fn waiting_requests<'w>(&self, w: &'w Worker) -> Waiting<'w> {
         dispatch!(self, s => s.waiting_requests(w))
     }
 }

@@ -155,3 +155,77 @@ fn thief_splitting_equals_seq() {
         assert!(r.is_err(), "the panic was lost");
     });
 }
+
+/// A range whose `split_at` panics if `armed`; its blocks are folded without it, so only a
+/// split for thieves panics. On relay such a split has taken the waiting steal requests
+/// by then, and they must still be answered.
+struct Fragile {
+    lo: u64,
+    hi: u64,
+    armed: bool,
+}
+
+impl heist::iter::plumbing::Producer for Fragile {
+    type Item = u64;
+    type IntoIter = std::ops::Range<u64>;
+    fn len(&self) -> usize {
+        (self.hi - self.lo) as usize
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        assert!(!self.armed, "split bomb");
+        let mid = self.lo + i as u64;
+        let half = |lo, hi| Fragile {
+            lo,
+            hi,
+            armed: false,
+        };
+        (half(self.lo, mid), half(mid, self.hi))
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        self.lo..self.hi
+    }
+    fn fold_block<K: heist::iter::plumbing::Kernel<u64>>(
+        self,
+        n: usize,
+        kernel: &K,
+        acc: K::Acc,
+    ) -> (K::Acc, Self) {
+        let mid = self.lo + n as u64;
+        let rest = Fragile { lo: mid, ..self };
+        (kernel.fold(acc, self.lo..mid), rest)
+    }
+}
+
+impl ParallelIterator for Fragile {
+    type Item = u64;
+    fn drive<K: heist::iter::plumbing::Kernel<u64>>(self, kernel: K) -> K::Output {
+        heist::iter::plumbing::bridge(self, &kernel)
+    }
+}
+
+#[test]
+fn a_panic_in_a_split_leaves_no_steal_request_behind() {
+    on_every_pool(|pool| {
+        let slow_sum = |armed| {
+            Fragile {
+                lo: 0,
+                hi: 200_000,
+                armed,
+            }
+            .map(slow)
+            .sum::<u64>()
+        };
+        for _ in 0..3 {
+            // The loop panics if it splits for thieves, which it may or may not do.
+            let _ = catch_unwind(AssertUnwindSafe(|| pool.run(|_| slow_sum(true))));
+            // Every thief must be answered: the pool still balances, and a barrier
+            // (termination detection under relay) ends.
+            pool.spawn_detached(|_| {});
+            pool.barrier();
+            assert_eq!(
+                pool.run(|_| slow_sum(false)),
+                (0..200_000).map(slow).sum::<u64>()
+            );
+        }
+    });
+}

@@ -309,6 +309,7 @@ where
         help: &help,
         progress: &call.progress,
         stop: &call.lp.stop,
+        panic: &call.panic,
         pool,
     };
     while !call.lp.stopped() {
@@ -352,17 +353,26 @@ struct Leave<'a> {
     help: &'a Help,
     progress: &'a Progress,
     stop: &'a AtomicBool,
+    panic: &'a RaceCell<Option<Panic>>,
     pool: &'a Pool,
 }
 
 impl Drop for Leave<'_> {
     fn drop(&mut self) {
-        if std::thread::panicking() {
+        let unwinding = std::thread::panicking();
+        if unwinding {
             self.stop.store(true, Relaxed);
             self.progress.close();
         }
         self.help.door.close();
         self.pool.registry().in_flight.fetch_sub(1, SeqCst);
+        if unwinding {
+            // SAFETY: the door is closed and empty: the helper no longer writes it.
+            let lost = unsafe { self.panic.with_mut(|p| (*p).take()) };
+            // The caller's own panic is unwinding: the helper's is dropped, unable to
+            // unwind here.
+            lost.into_iter().for_each(task::drop_panic);
+        }
     }
 }
 

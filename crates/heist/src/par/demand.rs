@@ -28,6 +28,6 @@ pub(crate) use crate::sched::Waiting;
 /// Takes the steal requests waiting for `w` at a split (the scheduler-specific half of
 /// the |S|+1 cut).
 #[cold]
-pub(crate) fn waiting(w: &Worker) -> Waiting {
+pub(crate) fn waiting(w: &Worker) -> Waiting<'_> {
     w.sched().waiting_requests(w)
 }

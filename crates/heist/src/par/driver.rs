@@ -386,7 +386,7 @@ where
 {
     stat!(w.counters(), splits);
     let waiting = demand::waiting(w);
-    let ways = waiting.thieves(w).max(1) + 1;
+    let ways = waiting.thieves().max(1) + 1;
     cut(w, lp, p, acc, block, ways, waiting)
 }
 
@@ -400,7 +400,7 @@ fn cut<P, K>(
     acc: K::Acc,
     block: usize,
     ways: usize,
-    waiting: demand::Waiting,
+    waiting: demand::Waiting<'_>,
 ) -> K::Output
 where
     P: Producer,
@@ -409,7 +409,7 @@ where
     let len = p.len();
     let min = p.min_len().max(1);
     if ways < 2 || len / 2 < min {
-        waiting.answer(w);
+        waiting.answer();
         return piece(w, lp, p, acc, block);
     }
     let (lo, hi) = p.split_at(len - (len / ways).max(min));

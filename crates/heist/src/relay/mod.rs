@@ -323,7 +323,7 @@ impl Schedule for Relay {
         false
     }
 
-    fn waiting_requests(&self, w: &Worker) -> split::Waiting {
+    fn waiting_requests<'w>(&self, w: &'w Worker) -> split::Waiting<'w> {
         split::Waiting::take(w)
     }
 }

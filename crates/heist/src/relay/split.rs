@@ -8,36 +8,60 @@ use super::termination;
 use super::{lower_gate_then_fence, relay, state, Request};
 use crate::worker::Worker;
 
-/// The requests (and manager updates) taken from a worker's channel for one cut.
+/// The requests (and manager updates) taken from a worker's channel for one cut. They
+/// are answered by [`Waiting::answer`], or when dropped (a cut that unwinds), so that no
+/// thief waits for an answer that never comes.
 #[derive(Default)]
-pub(crate) struct Waiting(Vec<Request>);
+pub(crate) struct Waiting<'w> {
+    w: Option<&'w Worker>,
+    reqs: Vec<Request>,
+}
 
-impl Waiting {
+impl<'w> Waiting<'w> {
     /// Lowers `w`'s flag and takes every request waiting for it. A request that comes
     /// later raises the flag again and is handled at the next push or pop, as usual.
-    pub(crate) fn take(w: &Worker) -> Waiting {
+    pub(crate) fn take(w: &'w Worker) -> Waiting<'w> {
         lower_gate_then_fence(w.owner());
         let ch = relay(w).channels(w.index());
-        Waiting(std::iter::from_fn(|| ch.requests.recv()).collect())
+        Waiting {
+            w: Some(w),
+            reqs: std::iter::from_fn(|| ch.requests.recv()).collect(),
+        }
     }
 
     /// How many of them are other thieves' steal requests: the |S| of the cut.
-    pub(crate) fn thieves(&self, w: &Worker) -> usize {
-        let me = w.index() as u32;
-        self.0.iter().filter(|r| !r.update && r.thief != me).count()
+    pub(crate) fn thieves(&self) -> usize {
+        let me = self.w.map_or(u32::MAX, |w| w.index() as u32);
+        self.reqs
+            .iter()
+            .filter(|r| !r.update && r.thief != me)
+            .count()
     }
 
     /// Handles every request taken, after the pieces were pushed: a thief's request
     /// takes one task (its piece), or is forwarded if a thief took the piece first.
-    pub(crate) fn answer(self, w: &Worker) {
-        if self.0.is_empty() {
+    pub(crate) fn answer(mut self) {
+        self.answer_now();
+    }
+
+    fn answer_now(&mut self) {
+        let Some(w) = self.w else {
+            return;
+        };
+        if self.reqs.is_empty() {
             return;
         }
         state(w).spawned.set(true);
-        for mut req in self.0 {
+        for mut req in std::mem::take(&mut self.reqs) {
             req.amount = super::StealAmount::One;
             request::handle(w, req);
         }
         termination::check(w);
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.answer_now();
     }
 }
