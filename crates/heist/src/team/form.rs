@@ -233,7 +233,7 @@ fn run_due(w: &Worker, teams: &Teams) -> bool {
     // SAFETY: a launch under a registration's `n` publishes its job before its word
     // (release/acquire), and the coordinator keeps the job alive until every member of
     // the fixed team, this one included, has left it.
-    w.busy(|| unsafe { Header::run(job, w) });
+    w.run_taken(|| unsafe { Header::run(job, w) });
     true
 }
 
@@ -343,7 +343,7 @@ fn depart(w: &Worker, teams: &Teams, g: &Registration) -> bool {
     while let Some((count, job)) = cs.launch_for(n, g.seen.load(Relaxed)) {
         g.seen.store(count, Relaxed);
         // SAFETY: as in `run_due`.
-        w.busy(|| unsafe { Header::run(job, w) });
+        w.run_taken(|| unsafe { Header::run(job, w) });
     }
     true
 }
