@@ -52,6 +52,9 @@ impl FromStr for Scheduler {
 pub enum BuildError {
     /// `workers(0)`.
     ZeroWorkers,
+    /// More workers than [`max_num_threads`](crate::max_num_threads) (65535): team
+    /// registration words hold worker counts in 16 bits.
+    TooManyWorkers(usize),
     /// A deque capacity of 0 or above [`MAX_DEQUE_CAPACITY`].
     BadCapacity(usize),
     /// `HEIST_WORKERS` is set but not a positive integer.
@@ -66,6 +69,11 @@ impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BuildError::ZeroWorkers => write!(f, "a pool needs at least one worker, got 0"),
+            BuildError::TooManyWorkers(n) => write!(
+                f,
+                "a pool has at most {} workers, got {n}",
+                crate::max_num_threads()
+            ),
             BuildError::BadCapacity(c) => write!(
                 f,
                 "deque capacity {c} is out of range (1..={MAX_DEQUE_CAPACITY} slots)"
@@ -136,9 +144,10 @@ impl PoolBuilder {
     }
 
     /// Pins worker `i` to the `i`-th CPU (wrapping around) of those the building thread
-    /// may run on, as Lace does (default: off). Woken workers then start at once on their
-    /// own CPU instead of queueing behind the worker that woke them. Leave it off when
-    /// other busy threads or pools share these CPUs. Linux only; elsewhere ignored.
+    /// may run on, as Lace does (default: off). Unpinned workers are already woken away
+    /// from their waker's CPU, so pinning gains little; it costs when the host slows one
+    /// CPU, or when other busy threads or pools share these CPUs. Linux only; elsewhere
+    /// ignored.
     pub fn pin_workers(mut self, pin: bool) -> Self {
         self.pin = pin;
         self
@@ -189,6 +198,9 @@ impl PoolBuilder {
             Some(n) => n,
             None => workers_from_env()?,
         };
+        if workers > crate::max_num_threads() {
+            return Err(BuildError::TooManyWorkers(workers));
+        }
         if self.capacity == 0 || self.capacity > MAX_DEQUE_CAPACITY {
             return Err(BuildError::BadCapacity(self.capacity));
         }

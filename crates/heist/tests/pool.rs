@@ -58,6 +58,18 @@ fn zero_workers_is_an_error_that_names_the_problem() {
 }
 
 #[test]
+fn too_many_workers_is_an_error_that_names_the_limit() {
+    let n = heist::max_num_threads() + 1;
+    let e = Pool::builder().workers(n).build().unwrap_err();
+    assert_eq!(e, BuildError::TooManyWorkers(n));
+    let msg = e.to_string();
+    assert!(
+        msg.contains("65535") && msg.contains(&n.to_string()),
+        "{msg}"
+    );
+}
+
+#[test]
 fn deque_capacity_out_of_range_is_an_error() {
     for cap in [0, usize::MAX, heist::MAX_DEQUE_CAPACITY + 1] {
         let e = Pool::builder()
