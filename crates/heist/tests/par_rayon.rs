@@ -3,13 +3,13 @@
 //! name.
 
 mod on_rayon {
-    use rayon::iter::Either;
+    use rayon::iter::{self, Either};
     use rayon::prelude::*;
     include!("par_rayon/cases.rs");
 }
 
 mod on_heist {
-    use heist::iter::Either;
+    use heist::iter::{self, Either};
     use heist::prelude::*;
     include!("par_rayon/cases.rs");
 }

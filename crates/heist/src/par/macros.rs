@@ -104,3 +104,22 @@ macro_rules! indexed_drive {
         }
     };
 }
+
+/// The `into_iter` and `fold_block` of a producer that is itself the iterator over its
+/// items (a walk that cannot be cut at an index, only handed out in parts).
+macro_rules! own_iterator {
+    ($item:ty) => {
+        fn into_iter(self) -> Self {
+            self
+        }
+        fn fold_block<K: Kernel<$item>>(
+            mut self,
+            n: usize,
+            kernel: &K,
+            acc: K::Acc,
+        ) -> (K::Acc, Self) {
+            let acc = $crate::par::kernels::fold_exactly(&mut self, n, kernel, acc);
+            (acc, self)
+        }
+    };
+}

@@ -32,15 +32,18 @@ mod loom_claim;
 mod maps;
 mod more_sources;
 mod per_piece;
+mod repeat;
 mod slice_split;
 mod slices;
 mod sources;
+mod splitter;
 mod str_split;
 mod strings;
 mod traits;
 mod tree_set;
 mod tree_stealer;
 mod try_op;
+mod walk_tree;
 
 /// Parallel iterators: the traits, the adapter and source types, and the driver's
 /// protocol ([`iter::plumbing`](crate::iter::plumbing)).
@@ -65,11 +68,18 @@ pub mod iter {
         IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
     };
     pub use super::maps::InPlace;
-    pub use super::more_sources::{empty, once, repeat_n, repeatn, DequeIter, OptionIter, RepeatN};
+    pub use super::more_sources::{DequeIter, OptionIter};
     pub use super::per_piece::{CloneOf, Fold, Identity, MapInit, MapWith, TryFold, TryFoldWith};
+    #[allow(deprecated)]
+    pub use super::repeat::repeatn;
+    pub use super::repeat::{empty, once, repeat, repeat_n, Empty, Once, Repeat, RepeatN};
     pub use super::sources::{IntoIter, Iter, IterMut, RangeIter};
+    pub use super::splitter::{split, Split};
     pub use super::traits::{IndexedParallelIterator, ParallelIterator};
     pub use super::try_op::Try;
+    pub use super::walk_tree::{
+        walk_tree, walk_tree_postfix, walk_tree_prefix, WalkTree, WalkTreePostfix, WalkTreePrefix,
+    };
 
     /// The loop driver's protocol, for making one's own collections parallel.
     pub mod plumbing {

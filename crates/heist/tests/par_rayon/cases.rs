@@ -1,5 +1,6 @@
-// Included by par_rayon.rs into a module that imports either `rayon::prelude::*` and
-// `rayon::iter::Either` or heist's; nothing else here may name either crate.
+// Included by par_rayon.rs into a module that imports either `rayon::prelude::*`,
+// `rayon::iter` and `rayon::iter::Either` or heist's; nothing else here may name either
+// crate.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -285,6 +286,26 @@ pub fn all() -> Vec<(&'static str, String)> {
     let ok: Result<u32, String> = Ok(5);
     let err: Result<u32, String> = Err("no".into());
     case!("result", (ok.par_iter().count(), err.par_iter().count(), ok.clone().into_par_iter().sum::<u32>()));
+
+    // Free sources: trees, splitters, single values.
+    let kids = |&n: &u32| (4 * n + 1..4 * n + 1 + (n + 1) % 4).filter(|&c| c < 30_000).collect::<Vec<_>>();
+    case!("walk_tree_prefix", iter::walk_tree_prefix(0u32, kids).collect::<Vec<_>>());
+    case!("walk_tree_postfix", iter::walk_tree_postfix(0u32, kids).map(|n| n * 2).collect::<Vec<_>>());
+    case!("walk_tree_prefix find_first", iter::walk_tree_prefix(0u32, kids).find_first(|n| n % 1000 == 999));
+    let mut any: Vec<u32> = iter::walk_tree(0u32, kids).collect();
+    any.sort();
+    case!("walk_tree", any);
+    case!("walk_tree_postfix refs", iter::walk_tree_postfix(&v[..], |s: &&[u64]| if s.len() > 7 { let (a, b) = s.split_at(s.len() / 3); vec![a, b] } else { vec![] }).map(|s| s.len()).collect::<Vec<_>>());
+    let halve = |r: std::ops::Range<u32>| if r.len() < 100 { (r, None) } else { let m = r.start + r.len() as u32 / 2; (r.start..m, Some(m..r.end)) };
+    case!("split", iter::split(0..50_000u32, halve).flat_map_iter(|r| r.map(|x| x ^ 5)).collect::<Vec<_>>());
+    case!("split sum", iter::split(0..50_000u32, halve).map(|r| r.len()).sum::<usize>());
+    case!("split whole", iter::split(0..50u32, halve).collect::<Vec<_>>());
+    case!("repeat take", iter::repeat(3u64).take(1000).sum::<u64>());
+    case!("repeat zip", iter::repeat("a").zip(words.par_iter()).map(|(a, w)| format!("{a}{w}")).collect::<Vec<_>>()[2990..].to_vec());
+    case!("repeat take_any", iter::repeat(5u8).take_any(300).collect::<Vec<_>>());
+    case!("repeat find_any", iter::repeat(7u32).map(|x| x * 6).find_any(|&x| x == 42));
+    case!("repeat_n", iter::repeat_n(String::from("ab"), 500).rev().enumerate().map(|(i, s)| s.len() + i).collect::<Vec<_>>());
+    case!("once empty", (iter::once(5).chain(iter::empty()).collect::<Vec<i32>>(), iter::once(1u8).len(), iter::empty::<u8>().len(), iter::once(3).zip(iter::once('c')).collect::<Vec<_>>()));
 
     // Sorts.
     let mut s1 = v.clone();
