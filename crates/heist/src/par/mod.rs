@@ -31,6 +31,7 @@ mod kernels;
 mod loom_claim;
 mod maps;
 mod more_sources;
+mod multizip;
 mod per_piece;
 mod repeat;
 mod slice_split;
@@ -69,6 +70,7 @@ pub mod iter {
     };
     pub use super::maps::InPlace;
     pub use super::more_sources::{DequeIter, OptionIter};
+    pub use super::multizip::MultiZip;
     pub use super::per_piece::{CloneOf, Fold, Identity, MapInit, MapWith, TryFold, TryFoldWith};
     #[allow(deprecated)]
     pub use super::repeat::repeatn;

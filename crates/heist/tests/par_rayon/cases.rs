@@ -307,6 +307,21 @@ pub fn all() -> Vec<(&'static str, String)> {
     case!("repeat_n", iter::repeat_n(String::from("ab"), 500).rev().enumerate().map(|(i, s)| s.len() + i).collect::<Vec<_>>());
     case!("once empty", (iter::once(5).chain(iter::empty()).collect::<Vec<i32>>(), iter::once(1u8).len(), iter::empty::<u8>().len(), iter::once(3).zip(iter::once('c')).collect::<Vec<_>>()));
 
+    // Tuples zipped (MultiZip).
+    let fl: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+    case!("multizip owned", (v.clone(), words.clone(), 0..5000u32).into_par_iter().map(|(a, w, i)| format!("{a}{w}{i}")).collect::<Vec<_>>()[..30].to_vec());
+    case!("multizip refs", (&v, &words, &fl).into_par_iter().filter(|(a, _, f)| **a as f64 == **f).map(|(a, w, _)| a + w.len() as u64).collect::<Vec<_>>());
+    let mut m1 = v.clone();
+    let mut m2 = fl.clone();
+    (&mut m1, &mut m2).into_par_iter().for_each(|(a, f)| { *a += 1; *f *= 2.0; });
+    case!("multizip mut", (m1, m2.iter().sum::<f64>()));
+    case!("multizip one", (v.par_iter(),).into_par_iter().map(|(a,)| a).sum::<u64>());
+    case!("multizip twelve", (0..100u8, 1..101u16, 2..102u32, 3..103u32, 4..104usize, 5..105i8, 6..106i16, 7..107i32, 8..108i32, 9..109isize, v.par_iter(), words.par_iter()).into_par_iter().rev().map(|t| format!("{t:?}")).collect::<Vec<_>>()[..3].to_vec());
+    case!("multizip indexed", (v.par_iter(), words.par_iter().rev()).into_par_iter().enumerate().skip(2990).map(|(i, (a, w))| format!("{i}{a}{w}")).collect::<Vec<_>>());
+    let mut dst = vec![0u64; 7];
+    (v.par_iter(), &mut dst[..]).into_par_iter().for_each(|(a, o)| *o = *a);
+    case!("multizip into slice", dst);
+
     // Sorts.
     let mut s1 = v.clone();
     s1.par_sort();
