@@ -93,76 +93,17 @@ macro_rules! multizip {
     };
 }
 
-multizip!((A, a, 0));
-multizip!((A, a, 0), (B, b, 1));
-multizip!((A, a, 0), (B, b, 1), (C, c, 2));
-multizip!((A, a, 0), (B, b, 1), (C, c, 2), (D, d, 3));
-multizip!((A, a, 0), (B, b, 1), (C, c, 2), (D, d, 3), (E, e, 4));
-multizip!(
-    (A, a, 0),
-    (B, b, 1),
-    (C, c, 2),
-    (D, d, 3),
-    (E, e, 4),
-    (F, f, 5)
-);
-multizip!(
-    (A, a, 0),
-    (B, b, 1),
-    (C, c, 2),
-    (D, d, 3),
-    (E, e, 4),
-    (F, f, 5),
-    (G, g, 6)
-);
-multizip!(
-    (A, a, 0),
-    (B, b, 1),
-    (C, c, 2),
-    (D, d, 3),
-    (E, e, 4),
-    (F, f, 5),
-    (G, g, 6),
-    (H, h, 7)
-);
-multizip!(
-    (A, a, 0),
-    (B, b, 1),
-    (C, c, 2),
-    (D, d, 3),
-    (E, e, 4),
-    (F, f, 5),
-    (G, g, 6),
-    (H, h, 7),
-    (I, i, 8)
-);
-multizip!(
-    (A, a, 0),
-    (B, b, 1),
-    (C, c, 2),
-    (D, d, 3),
-    (E, e, 4),
-    (F, f, 5),
-    (G, g, 6),
-    (H, h, 7),
-    (I, i, 8),
-    (J, j, 9)
-);
-multizip!(
-    (A, a, 0),
-    (B, b, 1),
-    (C, c, 2),
-    (D, d, 3),
-    (E, e, 4),
-    (F, f, 5),
-    (G, g, 6),
-    (H, h, 7),
-    (I, i, 8),
-    (J, j, 9),
-    (M, m, 10)
-);
-multizip!(
-    (A, a, 0),
+/// `multizip!` for each prefix of the list: every arity up to rayon's twelve.
+macro_rules! multizip_each {
+    ([$($done:tt),*]) => {};
+    ([$($done:tt),*] $next:tt $(, $rest:tt)*) => {
+        multizip!($($done,)* $next);
+        multizip_each!([$($done,)* $next] $($rest),*);
+    };
+}
+
+multizip_each!(
+    [](A, a, 0),
     (B, b, 1),
     (C, c, 2),
     (D, d, 3),
