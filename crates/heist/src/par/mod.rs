@@ -33,6 +33,7 @@ mod maps;
 mod more_sources;
 mod multizip;
 mod per_piece;
+mod ranges;
 mod repeat;
 mod slice_split;
 mod slices;
@@ -72,10 +73,11 @@ pub mod iter {
     pub use super::more_sources::{DequeIter, OptionIter};
     pub use super::multizip::MultiZip;
     pub use super::per_piece::{CloneOf, Fold, Identity, MapInit, MapWith, TryFold, TryFoldWith};
+    pub use super::ranges::RangeIter;
     #[allow(deprecated)]
     pub use super::repeat::repeatn;
     pub use super::repeat::{empty, once, repeat, repeat_n, Empty, Once, Repeat, RepeatN};
-    pub use super::sources::{IntoIter, Iter, IterMut, RangeIter};
+    pub use super::sources::{IntoIter, Iter, IterMut};
     pub use super::splitter::{split, Split};
     pub use super::traits::{IndexedParallelIterator, ParallelIterator};
     pub use super::try_op::Try;
@@ -86,7 +88,8 @@ pub mod iter {
     /// The loop driver's protocol, for making one's own collections parallel.
     pub mod plumbing {
         pub use super::super::driver::{bridge, run, IndexedProducer, Kernel, Producer};
-        pub use super::super::sources::{RangeBlock, RangeProducer, SliceProducer};
+        pub use super::super::ranges::{RangeBlock, RangeProducer};
+        pub use super::super::sources::SliceProducer;
         pub use super::super::traits::{IndexedOrNot, ProducerCallback};
     }
 }
@@ -94,8 +97,8 @@ pub mod iter {
 /// Parallel views of slices.
 pub mod slice {
     pub use super::slices::{
-        ChunkBy, ChunkByMut, Chunks, ChunksExact, ChunksExactMut, ChunksMut, ParallelSlice,
-        ParallelSliceMut, RChunks, RChunksExact, RChunksExactMut, RChunksMut, Split,
+        ArrayWindows, ChunkBy, ChunkByMut, Chunks, ChunksExact, ChunksExactMut, ChunksMut,
+        ParallelSlice, ParallelSliceMut, RChunks, RChunksExact, RChunksExactMut, RChunksMut, Split,
         SplitInclusive, SplitInclusiveMut, SplitMut, Windows,
     };
 }

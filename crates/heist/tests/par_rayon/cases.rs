@@ -307,6 +307,20 @@ pub fn all() -> Vec<(&'static str, String)> {
     case!("repeat_n", iter::repeat_n(String::from("ab"), 500).rev().enumerate().map(|(i, s)| s.len() + i).collect::<Vec<_>>());
     case!("once empty", (iter::once(5).chain(iter::empty()).collect::<Vec<i32>>(), iter::once(1u8).len(), iter::empty::<u8>().len(), iter::once(3).zip(iter::once('c')).collect::<Vec<_>>()));
 
+    // Ranges of chars and of 128-bit integers, array windows.
+    case!("char range", ('\u{D700}'..'\u{E100}').into_par_iter().collect::<String>());
+    case!("char range len rev", (('\u{D7FE}'..'\u{E002}').into_par_iter().len(), ('\u{D7FE}'..='\u{E001}').into_par_iter().rev().collect::<Vec<_>>()));
+    case!("char range incl", ('a'..='z').into_par_iter().zip(0..26u8).filter(|(_, i)| i % 3 == 0).collect::<Vec<_>>());
+    case!("char range all", (('\0'..=char::MAX).into_par_iter().len(), ('\0'..=char::MAX).into_par_iter().step_by(997).map(|c| c as u64).sum::<u64>()));
+    case!("char range empty", (('b'..'a').into_par_iter().len(), ('b'..='a').into_par_iter().count(), ('x'..'x').into_par_iter().collect::<String>()));
+    case!("u128 range", (0..3000u128).into_par_iter().map(|x| (x * x) << 64).sum::<u128>());
+    case!("i128 range incl", (i128::MAX - 2000..=i128::MAX).into_par_iter().filter(|x| x % 7 == 0).collect::<Vec<_>>());
+    let (nine, five) = (9i128, 5i128);
+    case!("u128 range opt_len", ((0..u128::MAX).into_par_iter().opt_len(), (i128::MIN..=i128::MAX).into_par_iter().opt_len(), (5..=9u128).into_par_iter().opt_len(), (nine..five).into_par_iter().count()));
+    case!("u128 huge take_any", (i128::MIN..=i128::MAX).into_par_iter().take_any(300).count());
+    case!("par_array_windows", v.par_array_windows::<3>().filter(|w| w[0] < w[1] && w[1] < w[2]).count());
+    case!("par_array_windows rev", (v.par_array_windows::<2>().rev().take(5).collect::<Vec<_>>(), v[..3].par_array_windows::<4>().len(), v[..4].par_array_windows::<4>().collect::<Vec<_>>()));
+
     // Tuples zipped (MultiZip).
     let fl: Vec<f64> = v.iter().map(|&x| x as f64).collect();
     case!("multizip owned", (v.clone(), words.clone(), 0..5000u32).into_par_iter().map(|(a, w, i)| format!("{a}{w}{i}")).collect::<Vec<_>>()[..30].to_vec());
