@@ -25,6 +25,7 @@ mod either;
 mod indexed;
 mod indexed_trait;
 mod interleave;
+mod intersperse;
 mod into;
 mod kernels;
 #[cfg(all(test, loom))]
@@ -65,7 +66,8 @@ pub mod iter {
     pub use super::drain::{Drain, ParallelDrainFull, ParallelDrainRange};
     pub use super::either::Either;
     pub use super::indexed::{Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip, ZipEq};
-    pub use super::interleave::{Interleave, InterleaveShortest, Intersperse};
+    pub use super::interleave::{Interleave, InterleaveShortest};
+    pub use super::intersperse::Intersperse;
     pub use super::into::{
         IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
     };

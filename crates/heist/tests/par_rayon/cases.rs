@@ -174,6 +174,11 @@ pub fn all() -> Vec<(&'static str, String)> {
     case!("partition_map set", (l, r));
     case!("intersperse", v.par_iter().copied().take(60).intersperse(7777).collect::<Vec<_>>());
     case!("intersperse unindexed", (0..2000u32).into_par_iter().filter(|x| x % 7 == 3).intersperse(1).collect::<Vec<_>>());
+    case!("intersperse indexed", (v.par_iter().copied().intersperse(1).len(), v.par_iter().copied().intersperse(1).rev().enumerate().skip(19_900).collect::<Vec<_>>()));
+    case!("intersperse indexed zip", words.par_iter().map(String::as_str).intersperse("-").zip(v.par_iter().intersperse(&0)).skip(5990).collect::<Vec<_>>());
+    let mut target = Vec::new();
+    (0..7u32).into_par_iter().intersperse(100).collect_into_vec(&mut target);
+    case!("intersperse collect_into_vec", (target, (0..1u32).into_par_iter().intersperse(9).len(), (0..0u32).into_par_iter().intersperse(9).len()));
     case!("intersperse empty", (0..0u8).into_par_iter().intersperse(1).collect::<Vec<_>>());
     let any = (0..1000u32).into_par_iter().filter(|x| x % 2 == 0).take_any(17).collect::<Vec<_>>();
     case!("take_any", (any.len(), any.windows(2).all(|w| w[0] < w[1]), any.iter().all(|x| x % 2 == 0)));
