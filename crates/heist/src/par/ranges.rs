@@ -18,30 +18,40 @@ pub struct RangeIter<T> {
     inclusive: bool,
 }
 
-/// `start..end` (or `start..=end`) of `T`, as a parallel iterator.
-macro_rules! into_range_iter {
-    ($($t:ty),*) => {$(
-        impl IntoParallelIterator for Range<$t> {
-            type Iter = RangeIter<$t>;
-            type Item = $t;
-            fn into_par_iter(self) -> RangeIter<$t> {
-                RangeIter { start: self.start, end: self.end, inclusive: false }
-            }
+// One impl for all item types, as rayon has, so that an integer literal's type is
+// inferred from the items a range must give (as in `x.chain(0..9)`).
+impl<T: Send> IntoParallelIterator for Range<T>
+where
+    RangeIter<T>: ParallelIterator<Item = T>,
+{
+    type Iter = RangeIter<T>;
+    type Item = T;
+    fn into_par_iter(self) -> RangeIter<T> {
+        RangeIter {
+            start: self.start,
+            end: self.end,
+            inclusive: false,
         }
-
-        impl IntoParallelIterator for RangeInclusive<$t> {
-            type Iter = RangeIter<$t>;
-            type Item = $t;
-            fn into_par_iter(self) -> RangeIter<$t> {
-                // An exhausted range says so only through `is_empty`.
-                let (start, end) = (*self.start(), *self.end());
-                RangeIter { start, end, inclusive: !self.is_empty() }
-            }
-        }
-    )*};
+    }
 }
 
-into_range_iter!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, u128, i128, char);
+impl<T: Send + PartialOrd> IntoParallelIterator for RangeInclusive<T>
+where
+    RangeIter<T>: ParallelIterator<Item = T>,
+{
+    type Iter = RangeIter<T>;
+    type Item = T;
+    fn into_par_iter(self) -> RangeIter<T> {
+        // An exhausted range says so only through `is_empty`.
+        let inclusive = !self.is_empty();
+        let (start, end) = self.into_inner();
+        RangeIter {
+            start,
+            end,
+            inclusive,
+        }
+    }
+}
 
 /// How many items `start..end` (or `..=`) holds, for ends that fit in an `i128` with
 /// room to spare.

@@ -77,6 +77,11 @@ pub fn all() -> Vec<(&'static str, String)> {
     case!("enumerate", v.par_iter().enumerate().filter(|(i, x)| *i as u64 == **x).count());
     case!("zip", v.par_iter().zip(words.par_iter()).map(|(a, w)| format!("{a}{w}")).collect::<Vec<_>>()[..20].to_vec());
     case!("chain", v.par_iter().take(10).chain(v.par_iter().skip(9990)).copied().collect::<Vec<_>>());
+    case!("chain unindexed", v.par_iter().copied().filter(|&x| x < 100).chain(words.par_iter().map(|w| w.len() as u64).filter(|&n| n > 2)).collect::<Vec<_>>());
+    case!("chain mixed", (v.par_iter().copied().chain(v.par_iter().copied().filter(|x| x % 2 == 0)).collect::<Vec<_>>(), v.par_iter().copied().filter(|x| x % 2 == 1).chain(0..100).collect::<Vec<_>>()));
+    case!("chain indexed", (v.par_iter().chain(&v).zip(words.par_iter().chain(&words)).enumerate().skip(5990).map(|(i, (a, w))| format!("{i}{a}{w}")).collect::<Vec<_>>(), (0..10u32).into_par_iter().chain(5..7).rev().collect::<Vec<_>>(), v.par_iter().chain(&v).len()));
+    case!("chain nested", (0..100u32).into_par_iter().chain(200..300).chain((400..500u32).into_par_iter().filter(|x| x % 3 == 0)).chain(Some(7)).map(|x| x * 2).collect::<Vec<_>>());
+    case!("chain reduce find", ((0..5000u64).into_par_iter().chain(v.par_iter().copied()).map(|x| (x, x, 1)).reduce_with(|a, b| (a.0, b.1, a.2 + b.2)), (0..5000u64).into_par_iter().filter(|x| x % 2 == 0).chain(v.par_iter().copied()).find_first(|&x| x > 4997)));
     case!("cloned", words.par_iter().cloned().collect::<Vec<String>>().len());
     case!("copied", v.par_iter().copied().reduce(|| 0, |a, b| a.max(b)));
     let seen = AtomicUsize::new(0);
