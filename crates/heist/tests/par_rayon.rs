@@ -3,12 +3,14 @@
 //! name.
 
 mod on_rayon {
+    use rayon as krate;
     use rayon::iter::{self, Either};
     use rayon::prelude::*;
     include!("par_rayon/cases.rs");
 }
 
 mod on_heist {
+    use heist as krate;
     use heist::iter::{self, Either};
     use heist::prelude::*;
     include!("par_rayon/cases.rs");

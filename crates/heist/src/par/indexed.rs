@@ -463,3 +463,21 @@ len_bound!(
     /// [`IndexedParallelIterator::with_max_len`]).
     MaxLen, MaxLenProducer, min = |p, _m| p.min_len(), max = |p, m| p.max_len().min(m)
 );
+
+adapter_struct!(
+    /// The indices of the items for which a predicate holds (see
+    /// [`IndexedParallelIterator::positions`]).
+    Positions<I, P> { predicate: P }
+);
+
+impl<I, P> ParallelIterator for Positions<I, P>
+where
+    I: IndexedParallelIterator,
+    P: Fn(I::Item) -> bool + Sync + Send,
+{
+    type Item = usize;
+    fn drive<K: Kernel<usize>>(self, kernel: K) -> K::Output {
+        let found = self.base.map(self.predicate).enumerate();
+        found.filter_map(|(i, b)| b.then_some(i)).drive(kernel)
+    }
+}

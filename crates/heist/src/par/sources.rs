@@ -145,7 +145,7 @@ impl<'a, T: Send + 'a, const N: usize> IntoParallelIterator for &'a mut [T; N] {
     }
 }
 
-/// A parallel iterator that moves the items out of a `Vec` (or an array).
+/// A parallel iterator that moves the items out of a `Vec`.
 #[derive(Debug)]
 pub struct IntoIter<T> {
     vec: Vec<T>,
@@ -156,16 +156,6 @@ impl<T: Send> IntoParallelIterator for Vec<T> {
     type Item = T;
     fn into_par_iter(self) -> IntoIter<T> {
         IntoIter { vec: self }
-    }
-}
-
-impl<T: Send, const N: usize> IntoParallelIterator for [T; N] {
-    type Iter = IntoIter<T>;
-    type Item = T;
-    fn into_par_iter(self) -> IntoIter<T> {
-        IntoIter {
-            vec: Vec::from(self),
-        }
     }
 }
 

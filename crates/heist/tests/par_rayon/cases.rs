@@ -1,6 +1,6 @@
 // Included by par_rayon.rs into a module that imports either `rayon::prelude::*`,
-// `rayon::iter` and `rayon::iter::Either` or heist's; nothing else here may name either
-// crate.
+// `rayon::iter` and `rayon::iter::Either`, and `rayon` as `krate`, or heist's; nothing
+// else here may name either crate.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -346,6 +346,8 @@ pub fn all() -> Vec<(&'static str, String)> {
     (v.par_iter(), &mut dst[..]).into_par_iter().for_each(|(a, o)| *o = *a);
     case!("multizip into slice", dst);
 
+    case!("type names", names());
+
     // Sorts.
     let mut s1 = v.clone();
     s1.par_sort();
@@ -366,4 +368,108 @@ pub fn all() -> Vec<(&'static str, String)> {
     s6.par_sort_unstable_by_key(|x| x % 100);
     case!("par_sort_unstable_by_key", s6.iter().map(|x| x % 100).collect::<Vec<_>>());
     out
+}
+
+/// The crate's types under rayon's paths, each the type of what makes it (this only has
+/// to compile; the items it counts show that the values work).
+#[allow(clippy::type_complexity)]
+fn names() -> usize {
+    use krate::collections::{binary_heap, btree_map, btree_set, hash_map, hash_set, linked_list, vec_deque};
+    use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashSet, LinkedList};
+    let mut v = vec![1u8, 2, 3];
+    let mut s = String::from("abc");
+    let mut o = Some(1u8);
+    let mut r: Result<u8, ()> = Ok(1);
+    let mut hm: HashMap<u8, u8> = HashMap::from([(1, 2)]);
+    let mut hs: HashSet<u8> = HashSet::from([1]);
+    let mut bm: BTreeMap<u8, u8> = BTreeMap::from([(1, 2)]);
+    let bs: BTreeSet<u8> = BTreeSet::from([1]);
+    let mut bh: BinaryHeap<u8> = BinaryHeap::from([1]);
+    let mut ll: LinkedList<u8> = LinkedList::from([1]);
+    let mut dq: VecDeque<u8> = VecDeque::from([1]);
+    let halve = |x: u8| (x, None);
+    let kids = |_: &u8| Vec::<u8>::new();
+    let mut n = 0;
+    let a: krate::array::IntoIter<u8, 3> = [1u8, 2, 3].into_par_iter();
+    n += a.count();
+    let x: krate::option::IntoIter<u8> = Some(1u8).into_par_iter();
+    let y: krate::option::Iter<'_, u8> = o.par_iter();
+    n += x.count() + y.count();
+    let z: krate::option::IterMut<'_, u8> = o.par_iter_mut();
+    n += z.count();
+    let x: krate::result::IntoIter<u8> = r.into_par_iter();
+    let y: krate::result::Iter<'_, u8> = r.par_iter();
+    n += x.count() + y.count();
+    let z: krate::result::IterMut<'_, u8> = r.par_iter_mut();
+    n += z.count();
+    let x: krate::range::Iter<u32> = (0..3u32).into_par_iter();
+    let y: krate::range_inclusive::Iter<char> = ('a'..='c').into_par_iter();
+    n += x.count() + y.count();
+    let x: krate::vec::IntoIter<u8> = v.clone().into_par_iter();
+    n += x.count();
+    let y: krate::vec::Drain<'_, u8> = v.par_drain(1..);
+    n += y.count();
+    let x: krate::string::Drain<'_> = s.par_drain(1..);
+    n += x.count();
+    let x: krate::slice::Iter<'_, u8> = v.par_iter();
+    let y: krate::slice::ArrayWindows<'_, u8, 1> = v.par_array_windows();
+    n += x.count() + y.count();
+    let z: krate::slice::IterMut<'_, u8> = v.par_iter_mut();
+    n += z.count();
+    let x: hash_map::Iter<'_, u8, u8> = hm.par_iter();
+    n += x.count();
+    let y: hash_map::IterMut<'_, u8, u8> = hm.par_iter_mut();
+    n += y.count();
+    let z: hash_map::Drain<'_, u8, u8> = hm.par_drain();
+    let w: hash_map::IntoIter<u8, u8> = HashMap::from([(1u8, 2u8)]).into_par_iter();
+    n += z.count() + w.count();
+    let x: hash_set::Iter<'_, u8> = hs.par_iter();
+    n += x.count();
+    let y: hash_set::Drain<'_, u8> = hs.par_drain();
+    let z: hash_set::IntoIter<u8> = HashSet::from([1u8]).into_par_iter();
+    n += y.count() + z.count();
+    let x: btree_map::Iter<'_, u8, u8> = bm.par_iter();
+    n += x.count();
+    let z: btree_map::IntoIter<u8, u8> = bm.clone().into_par_iter();
+    n += z.count();
+    let y: btree_map::IterMut<'_, u8, u8> = bm.par_iter_mut();
+    n += y.count();
+    let x: btree_set::Iter<'_, u8> = bs.par_iter();
+    let y: btree_set::IntoIter<u8> = bs.clone().into_par_iter();
+    n += x.count() + y.count();
+    let x: binary_heap::Iter<'_, u8> = bh.par_iter();
+    let y: binary_heap::IntoIter<u8> = bh.clone().into_par_iter();
+    n += x.count() + y.count();
+    let z: binary_heap::Drain<'_, u8> = bh.par_drain();
+    n += z.count();
+    let x: linked_list::Iter<'_, u8> = ll.par_iter();
+    let y: linked_list::IntoIter<u8> = ll.clone().into_par_iter();
+    n += x.count() + y.count();
+    let z: linked_list::IterMut<'_, u8> = ll.par_iter_mut();
+    n += z.count();
+    let x: vec_deque::Iter<'_, u8> = dq.par_iter();
+    let y: vec_deque::IntoIter<u8> = dq.clone().into_par_iter();
+    n += x.count() + y.count();
+    let z: vec_deque::IterMut<'_, u8> = dq.par_iter_mut();
+    n += z.count();
+    let w: vec_deque::Drain<'_, u8> = dq.par_drain(..);
+    n += w.count();
+    let x: iter::Once<u8> = iter::once(1);
+    let y: iter::Empty<u8> = iter::empty();
+    let z: iter::RepeatN<u8> = iter::repeat_n(1, 2);
+    n += x.count() + y.count() + z.count();
+    let x: iter::Repeat<u8> = iter::repeat(1);
+    n += x.take_any(2).count();
+    let x: iter::Split<u8, _> = iter::split(1u8, halve);
+    let y: iter::WalkTree<u8, _> = iter::walk_tree(1u8, kids);
+    let z: iter::WalkTreePrefix<u8, _> = iter::walk_tree_prefix(1u8, kids);
+    let w: iter::WalkTreePostfix<u8, _> = iter::walk_tree_postfix(1u8, kids);
+    n += x.count() + y.count() + z.count() + w.count();
+    let x: iter::MultiZip<(krate::slice::Iter<'_, u8>, krate::range::Iter<u8>)> = (&v, 0..9u8).into_par_iter();
+    let y: iter::Positions<krate::slice::Iter<'_, u8>, _> = v.par_iter().positions(|_| true);
+    n += x.count() + y.count();
+    let x: iter::FoldWith<krate::slice::Iter<'_, u8>, u8, _> = v.par_iter().fold_with(0u8, |a, b| a + b);
+    let y: iter::Intersperse<krate::slice::Iter<'_, u8>> = v.par_iter().intersperse(&0);
+    n += x.count() + y.count();
+    n
 }
