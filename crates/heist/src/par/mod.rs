@@ -19,6 +19,7 @@ mod chain;
 mod claim;
 mod collect;
 mod collect_into;
+mod collect_more;
 mod demand;
 mod drain;
 mod driver;
