@@ -4,9 +4,11 @@
 //! levels as it takes to give every worker one (a budget that halves with each level),
 //! and then only when a thief asks (the lazy splitting of Embracing Explicit
 //! Communication in Work-Stealing Runtime Systems, §5.3). A piece that goes to a thief
-//! gets a fresh budget, so that the thief can in turn feed the others.
+//! gets a fresh budget, so that the thief can in turn feed the others. Called outside
+//! the pool, the loop moves onto a worker first (as rayon's does): the budget is the
+//! pool's size, and a piece handed out whole would leave no one to share it with.
 
-use super::driver::{bridge, Kernel, Producer};
+use super::driver::{on_worker, run, Kernel, Producer};
 use super::traits::ParallelIterator;
 use std::fmt;
 
@@ -60,18 +62,24 @@ where
     S: Fn(D) -> (D, Option<D>) + Sync + Send,
 {
     type Item = D;
+    /// Runs on a worker (of the pool that serves this thread), whose pool size sets the
+    /// budget of the first piece.
     fn drive<K: Kernel<D>>(self, kernel: K) -> K::Output {
-        let budget = crate::current_num_threads();
-        let p = Pieces {
-            stack: vec![Piece {
+        let kernel = &kernel;
+        on_worker(move |w| {
+            let budget = w.workers();
+            let first = Piece {
                 data: self.data,
                 budget,
                 whole: false,
-            }],
-            splitter: &self.splitter,
-            budget,
-        };
-        bridge(p, &kernel)
+            };
+            let p = Pieces {
+                stack: vec![first],
+                splitter: &self.splitter,
+                budget,
+            };
+            run(w, p, kernel)
+        })
     }
 }
 
