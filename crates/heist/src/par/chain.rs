@@ -10,6 +10,7 @@ use std::iter::Fuse;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// One iterator's items, then another's (see [`ParallelIterator::chain`]).
+#[derive(Clone, Debug)]
 #[must_use = "iterator adapters are lazy"]
 pub struct Chain<A, B> {
     a: A,

@@ -105,6 +105,7 @@ impl<T, K: Kernel<(usize, T)>> Kernel<T> for Numbered<'_, K> {
 }
 
 /// Pairs of items of two iterators (see [`IndexedParallelIterator::zip`]).
+#[derive(Clone, Debug)]
 #[must_use = "iterator adapters are lazy"]
 pub struct Zip<A, B> {
     a: A,
@@ -145,6 +146,7 @@ impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIter
 
 /// Pairs of items of two iterators of the same length (see
 /// [`IndexedParallelIterator::zip_eq`]).
+#[derive(Clone, Debug)]
 #[must_use = "iterator adapters are lazy"]
 pub struct ZipEq<A, B> {
     zip: Zip<A, B>,

@@ -8,6 +8,7 @@ use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback}
 
 /// Items of two iterators in turn, then the rest of the longer (see
 /// [`IndexedParallelIterator::interleave`]).
+#[derive(Clone, Debug)]
 #[must_use = "iterator adapters are lazy"]
 pub struct Interleave<I, J> {
     a: I,
@@ -173,6 +174,7 @@ where
 
 /// Items of two iterators in turn, until one runs out (see
 /// [`IndexedParallelIterator::interleave_shortest`]).
+#[derive(Clone, Debug)]
 #[must_use = "iterator adapters are lazy"]
 pub struct InterleaveShortest<I, J> {
     inner: Interleave<Take<I>, Take<J>>,

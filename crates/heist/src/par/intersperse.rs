@@ -7,6 +7,7 @@
 use super::driver::{IndexedProducer, Kernel, Producer};
 use super::per_piece::CloneOf;
 use super::traits::{IndexedOrNot, IndexedParallelIterator, ParallelIterator, ProducerCallback};
+use std::fmt;
 
 /// Items with a clone of a separator between each two (see
 /// [`ParallelIterator::intersperse`]).
@@ -14,6 +15,27 @@ use super::traits::{IndexedOrNot, IndexedParallelIterator, ParallelIterator, Pro
 pub struct Intersperse<I: ParallelIterator> {
     base: I,
     sep: I::Item,
+}
+
+impl<I: ParallelIterator + Clone> Clone for Intersperse<I>
+where
+    I::Item: Clone,
+{
+    fn clone(&self) -> Self {
+        Intersperse::new(self.base.clone(), self.sep.clone())
+    }
+}
+
+impl<I: ParallelIterator + fmt::Debug> fmt::Debug for Intersperse<I>
+where
+    I::Item: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Intersperse");
+        d.field("base", &self.base)
+            .field("item", &self.sep)
+            .finish()
+    }
 }
 
 impl<I: ParallelIterator> Intersperse<I> {

@@ -8,7 +8,7 @@ use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback}
 use std::collections::VecDeque;
 
 /// A parallel iterator over an `Option`'s item, if any.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct OptionIter<T> {
     opt: Option<T>,
 }
@@ -92,6 +92,15 @@ pub struct DequeIter<'a, T> {
 pub(crate) struct DequeProducer<'a, T> {
     front: &'a [T],
     back: &'a [T],
+}
+
+impl<T> Clone for DequeIter<'_, T> {
+    fn clone(&self) -> Self {
+        DequeIter {
+            front: self.front,
+            back: self.back,
+        }
+    }
 }
 
 impl<'a, T: Sync> DequeIter<'a, T> {

@@ -584,6 +584,14 @@ exact_source!(
     RChunksExactMut, RChunksMut, [mut], Send, &'a mut [T]
 );
 
+clone_views!(
+    Chunks<> { slice, size };
+    Windows<> { slice, size };
+    RChunks<> { slice, size };
+    ChunksExact<> { slice, rem, size };
+    RChunksExact<> { slice, rem, size };
+);
+
 impl<'a, T> RChunksExact<'a, T> {
     /// The first items, that fill no chunk.
     pub fn remainder(&self) -> &'a [T] {

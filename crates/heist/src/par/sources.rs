@@ -146,7 +146,7 @@ impl<'a, T: Send + 'a, const N: usize> IntoParallelIterator for &'a mut [T; N] {
 }
 
 /// A parallel iterator that moves the items out of a `Vec`.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct IntoIter<T> {
     vec: Vec<T>,
 }

@@ -378,6 +378,14 @@ pub fn all() -> Vec<(&'static str, String)> {
     case!("multizip into slice", dst);
 
     case!("type names", names());
+    let base = v.par_iter().map(|x| x * 2).zip(words.par_iter().chain(&words)).step_by(3).enumerate();
+    let it = base.clone().skip(2).interleave(base.clone().rev()).zip(base.clone().chain(base.take(2)));
+    let f = v.par_iter().filter(|&&x| x % 3 == 0).flat_map_iter(|&x| [x, x + 1]).map_with(5u64, |k, x| x + *k);
+    let v2 = (it.clone().count(), it.clone().map(|(a, _)| a.0 as u64 + (a.1).0 + (a.1).1.len() as u64).sum::<u64>(), it.map(|(_, b)| b.0).max(), f.clone().count(), f.sum::<u64>());
+    case!("clone adapters", v2);
+    let it = (v.par_chunks(7), v.par_windows(3), v.par_rchunks_exact(5), v.par_split(|&x| x == 7), ('a'..'q').into_par_iter(), Some(3).into_par_iter(), dq.par_iter(), v.clone().into_par_iter().fold_with(0, |a, b| a + b).try_fold_with(0u64, |a, b| a.checked_add(b)), iter::repeat(1).take(3).intersperse(9));
+    let c = it.clone();
+    case!("clone sources", (c.0.count(), c.1.count(), c.2.count(), c.3.count(), c.4.collect::<String>(), c.5.count(), c.6.count(), c.7.map(Option::unwrap).sum::<u64>(), c.8.collect::<Vec<_>>(), format!("{:?}{:?}", it.4, it.5).is_empty()));
 
     // Sorts.
     let mut s1 = v.clone();
