@@ -137,7 +137,10 @@ pub use compat::{
     ThreadBuilder, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
 };
 pub use future::{Future, Futures};
-pub use par::{iter, prelude, slice, str, tree};
+pub use par::{
+    array, collections, iter, option, prelude, range, range_inclusive, result, slice, str, string,
+    tree, vec,
+};
 pub use pool::{global, BuildError, Pool, PoolBuilder, Scheduler, MAX_DEQUE_CAPACITY};
 pub use reduce::ReduceCtx;
 pub use scope::{scope, Scope};

@@ -3,13 +3,15 @@
 //! name.
 
 mod on_rayon {
-    use rayon::iter::Either;
+    use rayon as krate;
+    use rayon::iter::{self, Either};
     use rayon::prelude::*;
     include!("par_rayon/cases.rs");
 }
 
 mod on_heist {
-    use heist::iter::Either;
+    use heist as krate;
+    use heist::iter::{self, Either};
     use heist::prelude::*;
     include!("par_rayon/cases.rs");
 }
@@ -60,5 +62,50 @@ fn free_sources() {
             .chain(heist::iter::empty())
             .collect::<Vec<i32>>(),
         vec![5]
+    );
+}
+
+/// A panic in either part of a chain, indexed or not, reaches the caller, and the pool
+/// stays usable.
+#[test]
+fn a_panic_in_a_chain_reaches_the_caller() {
+    use heist::prelude::*;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    let pool = heist::Pool::builder().workers(3).build().unwrap();
+    let boom = |x: &u32| assert!(*x != 4321, "boom");
+    let runs: [&(dyn Fn() -> usize + Sync); 3] = [
+        &|| {
+            (0..5000u32)
+                .into_par_iter()
+                .chain(0..5000)
+                .inspect(boom)
+                .count()
+        },
+        &|| {
+            (0..5000u32)
+                .into_par_iter()
+                .filter(|_| true)
+                .chain(0..5000)
+                .inspect(boom)
+                .count()
+        },
+        &|| {
+            (0..9u32)
+                .into_par_iter()
+                .chain((0..5000u32).into_par_iter().filter(|_| true))
+                .inspect(boom)
+                .count()
+        },
+    ];
+    for run in runs {
+        let r = catch_unwind(AssertUnwindSafe(|| pool.run(|_| run())));
+        let msg = r.expect_err("the panic reaches the caller");
+        assert_eq!(msg.downcast_ref::<&str>(), Some(&"boom"));
+        let r = catch_unwind(AssertUnwindSafe(run));
+        assert!(r.is_err(), "and from outside the pool");
+    }
+    assert_eq!(
+        pool.run(|_| (0..100u32).into_par_iter().chain(0..100).count()),
+        200
     );
 }

@@ -174,6 +174,7 @@ impl<I: ExactSizeIterator, C: ChunkOp<I::Item>> ExactSizeIterator for ChunkIter<
 
 /// The loop as a sequence of parallel loops over blocks of a fixed size (see
 /// [`IndexedParallelIterator::by_uniform_blocks`]).
+#[derive(Clone, Debug)]
 #[must_use = "iterator adapters are lazy"]
 pub struct UniformBlocks<I> {
     base: I,
@@ -182,6 +183,7 @@ pub struct UniformBlocks<I> {
 
 /// The loop as a sequence of parallel loops over blocks that double, from the number of
 /// workers (see [`IndexedParallelIterator::by_exponential_blocks`]).
+#[derive(Clone, Debug)]
 #[must_use = "iterator adapters are lazy"]
 pub struct ExponentialBlocks<I> {
     base: I,

@@ -1,12 +1,16 @@
 //! `chain`: one iterator's items, then another's. Two indexed iterators chain into one
-//! producer that cuts either part; two unindexed ones run one loop after the other.
+//! producer that cuts either part, so that they run as one loop (and `collect` writes
+//! both in place); otherwise the two loops run side by side, joined, as rayon's do.
 
-use super::driver::{IndexedProducer, Kernel, Producer};
+use super::driver::{bridge, IndexedProducer, Kernel, Producer, StopOnUnwind};
 use super::indexed::{with_producers, PairCallback};
-use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
+use super::traits::{IndexedOrNot, IndexedParallelIterator, ParallelIterator, ProducerCallback};
+use crate::worker;
 use std::iter::Fuse;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// One iterator's items, then another's (see [`ParallelIterator::chain`]).
+#[derive(Clone, Debug)]
 #[must_use = "iterator adapters are lazy"]
 pub struct Chain<A, B> {
     a: A,
@@ -26,14 +30,140 @@ where
 {
     type Item = A::Item;
     fn drive<K: Kernel<A::Item>>(self, kernel: K) -> K::Output {
-        let l = self.a.drive(&kernel);
-        let r = self.b.drive(&kernel);
-        kernel.combine(l, r)
+        self.with_producer_or_self(Run(kernel))
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.a.opt_len()?.checked_add(self.b.opt_len()?)
+    }
+    /// Asks each part in turn for its producer.
+    fn with_producer_or_self<CB: IndexedOrNot<A::Item>>(self, cb: CB) -> CB::Output {
+        self.a.with_producer_or_self(First { b: self.b, cb })
+    }
+}
+
+/// Runs a kernel over an iterator, through its producer if it has one.
+struct Run<K>(K);
+
+impl<T: Send, K: Kernel<T>> IndexedOrNot<T> for Run<K> {
+    type Output = K::Output;
+    fn indexed<P: IndexedProducer<Item = T>>(self, p: P) -> K::Output {
+        bridge(p, &self.0)
+    }
+    fn unindexed<I: ParallelIterator<Item = T>>(self, iter: I) -> K::Output {
+        iter.drive(self.0)
+    }
+}
+
+/// The chain's first part found indexed or not; the second is asked next.
+struct First<B, CB> {
+    b: B,
+    cb: CB,
+}
+
+impl<T: Send, B: ParallelIterator<Item = T>, CB: IndexedOrNot<T>> IndexedOrNot<T> for First<B, CB> {
+    type Output = CB::Output;
+    fn indexed<P: IndexedProducer<Item = T>>(self, a: P) -> CB::Output {
+        self.b.with_producer_or_self(Second { a, cb: self.cb })
+    }
+    fn unindexed<I: ParallelIterator<Item = T>>(self, a: I) -> CB::Output {
+        self.cb.unindexed(Parts { a, b: self.b })
+    }
+}
+
+/// The chain's second part found indexed or not, after an indexed first part.
+struct Second<PA, CB> {
+    a: PA,
+    cb: CB,
+}
+
+impl<T: Send, PA: IndexedProducer<Item = T>, CB: IndexedOrNot<T>> IndexedOrNot<T>
+    for Second<PA, CB>
+{
+    type Output = CB::Output;
+    fn indexed<P: IndexedProducer<Item = T>>(self, b: P) -> CB::Output {
+        self.cb.indexed(ChainProducer { a: self.a, b })
+    }
+    fn unindexed<I: ParallelIterator<Item = T>>(self, b: I) -> CB::Output {
+        self.cb.unindexed(Parts {
+            a: Bridged(self.a),
+            b,
+        })
+    }
+}
+
+/// A producer as an (unindexed) parallel iterator.
+struct Bridged<P>(P);
+
+impl<P: IndexedProducer<Item: Send>> ParallelIterator for Bridged<P> {
+    type Item = P::Item;
+    fn drive<K: Kernel<P::Item>>(self, kernel: K) -> K::Output {
+        bridge(self.0, &kernel)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.0.len())
+    }
+}
+
+/// A chain whose parts are not both indexed: their loops run side by side.
+struct Parts<IA, IB> {
+    a: IA,
+    b: IB,
+}
+
+impl<IA, IB> ParallelIterator for Parts<IA, IB>
+where
+    IA: ParallelIterator,
+    IB: ParallelIterator<Item = IA::Item>,
+{
+    type Item = IA::Item;
+    fn drive<K: Kernel<IA::Item>>(self, kernel: K) -> K::Output {
+        side_by_side(kernel, self.a, self.b)
     }
     fn opt_len(&self) -> Option<usize> {
         self.a.opt_len()?.checked_add(self.b.opt_len()?)
     }
 }
+
+/// Runs two loops of one kernel, joined on a worker (one after the other elsewhere,
+/// where each loop starts on the calling thread), and combines them in order. A panic
+/// in either stops the other's pieces at their next block.
+fn side_by_side<T, K, IA, IB>(kernel: K, a: IA, b: IB) -> K::Output
+where
+    K: Kernel<T>,
+    IA: ParallelIterator<Item = T>,
+    IB: ParallelIterator<Item = T>,
+{
+    let stop = AtomicBool::new(false);
+    let halted = Halted {
+        inner: &kernel,
+        stop: &stop,
+    };
+    let (l, r) = worker::with_current(|w| match w {
+        Some(w) => w.join(
+            |_| stop_on_unwind(&stop, || a.drive(&halted)),
+            |_| stop_on_unwind(&stop, || b.drive(&halted)),
+        ),
+        None => (a.drive(&halted), b.drive(&halted)),
+    });
+    kernel.combine(l, r)
+}
+
+/// Runs `f`, setting `stop` if it unwinds.
+fn stop_on_unwind<R>(stop: &AtomicBool, f: impl FnOnce() -> R) -> R {
+    let guard = StopOnUnwind(stop);
+    let out = f();
+    std::mem::forget(guard);
+    out
+}
+
+/// A kernel that is also done once `stop` is set.
+struct Halted<'k, K> {
+    inner: K,
+    stop: &'k AtomicBool,
+}
+
+kernel_adapter!(Halted<'k, K>, ['k, T, K], T = T, where [K: Kernel<T>],
+    |_s, items| items, done = |s| s.stop.load(Relaxed));
 
 impl<A, B> IndexedParallelIterator for Chain<A, B>
 where

@@ -10,6 +10,7 @@ use super::kernels::{concat, Pieces, VecList};
 use super::traits::ParallelIterator;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
+use std::ffi::{OsStr, OsString};
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -57,6 +58,15 @@ macro_rules! via_extend {
             }
         }
 
+        extend_only!([$($g)*] $ty, $item $(, where [$($b)*])?);
+    };
+}
+
+/// Implements `ParallelExtend` for a collection that `Extend`s sequentially from the
+/// collected items (where rayon has no `FromParallelIterator` for those items, which
+/// would leave `collect`'s item type open to inference).
+macro_rules! extend_only {
+    ([$($g:tt)*] $ty:ty, $item:ty $(, where [$($b:tt)*])?) => {
         impl<$($g)*> ParallelExtend<$item> for $ty $(where $($b)*)? {
             fn par_extend<I: IntoParallelIterator<Item = $item>>(&mut self, par_iter: I) {
                 let pieces = par_iter.into_par_iter().drive(VecList);
@@ -78,6 +88,17 @@ via_extend!(['a] String, &'a str);
 via_extend!([] String, String);
 via_extend!(['a] String, Cow<'a, str>);
 via_extend!(['a] String, &'a char);
+via_extend!([] String, Box<str>);
+via_extend!(['a] OsString, &'a OsStr);
+via_extend!([] OsString, OsString);
+via_extend!(['a] OsString, Cow<'a, OsStr>);
+extend_only!(['a, T: 'a + Copy + Send + Sync] VecDeque<T>, &'a T);
+extend_only!(['a, T: 'a + Copy + Send + Sync] LinkedList<T>, &'a T);
+extend_only!(['a, T: 'a + Copy + Send + Sync + Ord] BinaryHeap<T>, &'a T);
+extend_only!(['a, T: 'a + Copy + Send + Sync + Ord] BTreeSet<T>, &'a T);
+extend_only!(['a, T: 'a + Copy + Send + Sync + Eq + Hash, S: BuildHasher + Send] HashSet<T, S>, &'a T);
+extend_only!(['a, K: 'a + Copy + Send + Sync + Ord, V: 'a + Copy + Send + Sync] BTreeMap<K, V>, (&'a K, &'a V));
+extend_only!(['a, K: 'a + Copy + Send + Sync + Eq + Hash, V: 'a + Copy + Send + Sync, S: BuildHasher + Send] HashMap<K, V, S>, (&'a K, &'a V));
 
 impl FromParallelIterator<()> for () {
     fn from_par_iter<I: IntoParallelIterator<Item = ()>>(par_iter: I) {

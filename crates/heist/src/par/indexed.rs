@@ -105,6 +105,7 @@ impl<T, K: Kernel<(usize, T)>> Kernel<T> for Numbered<'_, K> {
 }
 
 /// Pairs of items of two iterators (see [`IndexedParallelIterator::zip`]).
+#[derive(Clone, Debug)]
 #[must_use = "iterator adapters are lazy"]
 pub struct Zip<A, B> {
     a: A,
@@ -145,6 +146,7 @@ impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIter
 
 /// Pairs of items of two iterators of the same length (see
 /// [`IndexedParallelIterator::zip_eq`]).
+#[derive(Clone, Debug)]
 #[must_use = "iterator adapters are lazy"]
 pub struct ZipEq<A, B> {
     zip: Zip<A, B>,
@@ -463,3 +465,21 @@ len_bound!(
     /// [`IndexedParallelIterator::with_max_len`]).
     MaxLen, MaxLenProducer, min = |p, _m| p.min_len(), max = |p, m| p.max_len().min(m)
 );
+
+adapter_struct!(
+    /// The indices of the items for which a predicate holds (see
+    /// [`IndexedParallelIterator::positions`]).
+    Positions<I, P> { predicate: P }
+);
+
+impl<I, P> ParallelIterator for Positions<I, P>
+where
+    I: IndexedParallelIterator,
+    P: Fn(I::Item) -> bool + Sync + Send,
+{
+    type Item = usize;
+    fn drive<K: Kernel<usize>>(self, kernel: K) -> K::Output {
+        let found = self.base.map(self.predicate).enumerate();
+        found.filter_map(|(i, b)| b.then_some(i)).drive(kernel)
+    }
+}

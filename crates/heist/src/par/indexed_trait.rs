@@ -106,13 +106,11 @@ pub trait IndexedParallelIterator: ParallelIterator {
     }
 
     /// The indices of the items for which `predicate` holds, in order.
-    fn positions<P>(self, predicate: P) -> impl ParallelIterator<Item = usize>
+    fn positions<P>(self, predicate: P) -> Positions<Self, P>
     where
         P: Fn(Self::Item) -> bool + Sync + Send,
     {
-        self.map(predicate)
-            .enumerate()
-            .filter_map(|(i, b)| b.then_some(i))
+        Positions::new(self, predicate)
     }
 
     /// The index of the first item for which `predicate` holds.

@@ -1,14 +1,14 @@
-//! `interleave`, `interleave_shortest` and `intersperse` (rayon's): items of two
-//! iterators taken in turn, and a separator between items. Interleaving keeps indices,
-//! so its producer cuts both sides where the turns put the cut.
+//! `interleave` and `interleave_shortest` (rayon's): items of two iterators taken in
+//! turn. Interleaving keeps indices, so its producer cuts both sides where the turns put
+//! the cut.
 
 use super::driver::{IndexedProducer, Kernel, Producer};
 use super::indexed::{with_producers, PairCallback, Take};
-use super::per_piece::CloneOf;
 use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 
 /// Items of two iterators in turn, then the rest of the longer (see
 /// [`IndexedParallelIterator::interleave`]).
+#[derive(Clone, Debug)]
 #[must_use = "iterator adapters are lazy"]
 pub struct Interleave<I, J> {
     a: I,
@@ -174,6 +174,7 @@ where
 
 /// Items of two iterators in turn, until one runs out (see
 /// [`IndexedParallelIterator::interleave_shortest`]).
+#[derive(Clone, Debug)]
 #[must_use = "iterator adapters are lazy"]
 pub struct InterleaveShortest<I, J> {
     inner: Interleave<Take<I>, Take<J>>,
@@ -203,83 +204,5 @@ where
     }
     fn with_producer<CB: ProducerCallback<I::Item>>(self, cb: CB) -> CB::Output {
         self.inner.with_producer(cb)
-    }
-}
-
-/// Items with a clone of a separator between each two (see
-/// [`ParallelIterator::intersperse`]).
-#[must_use = "iterator adapters are lazy"]
-pub struct Intersperse<I: ParallelIterator> {
-    base: I,
-    sep: I::Item,
-}
-
-impl<I: ParallelIterator> Intersperse<I> {
-    pub(crate) fn new(base: I, sep: I::Item) -> Self {
-        Intersperse { base, sep }
-    }
-}
-
-/// The kernel of `intersperse`: separators go between the items of a piece, and
-/// between two pieces that both have items when they combine. Each piece clones the
-/// separator once and clones its own copy after that.
-struct IntersperseKernel<K, T> {
-    inner: K,
-    sep: CloneOf<T>,
-}
-
-impl<T: Clone + Send, K: Kernel<T>> Kernel<T> for IntersperseKernel<K, T> {
-    /// The piece's separator once it has an item, and the inner accumulator.
-    type Acc = (Option<T>, K::Acc);
-    /// Whether the piece had items.
-    type Output = (bool, K::Output);
-    fn start(&self) -> Self::Acc {
-        (None, self.inner.start())
-    }
-    fn fold<I: Iterator<Item = T>>(&self, (sep, acc): Self::Acc, items: I) -> Self::Acc {
-        let mut items = items.peekable();
-        if items.peek().is_none() {
-            return (sep, acc);
-        }
-        let first = sep.is_none();
-        let sep = sep.unwrap_or_else(|| self.sep.get());
-        let mut skip = first;
-        let spread = items.flat_map(|x| {
-            let before = (!std::mem::take(&mut skip)).then(|| sep.clone());
-            before.into_iter().chain(std::iter::once(x))
-        });
-        let acc = self.inner.fold(acc, spread);
-        (Some(sep), acc)
-    }
-    fn finish(&self, (sep, acc): Self::Acc) -> Self::Output {
-        (sep.is_some(), self.inner.finish(acc))
-    }
-    fn combine(&self, (la, l): Self::Output, (ra, r): Self::Output) -> Self::Output {
-        if !(la && ra) {
-            return (la || ra, self.inner.combine(l, r));
-        }
-        let sep = self
-            .inner
-            .fold(self.inner.start(), std::iter::once(self.sep.get()));
-        let l = self.inner.combine(l, self.inner.finish(sep));
-        (true, self.inner.combine(l, r))
-    }
-    fn done(&self) -> bool {
-        self.inner.done()
-    }
-}
-
-impl<I> ParallelIterator for Intersperse<I>
-where
-    I: ParallelIterator<Item: Clone>,
-{
-    type Item = I::Item;
-    fn drive<K: Kernel<I::Item>>(self, inner: K) -> K::Output {
-        let sep = CloneOf::new(self.sep);
-        self.base.drive(IntersperseKernel { inner, sep }).1
-    }
-    fn opt_len(&self) -> Option<usize> {
-        let n = self.base.opt_len()?;
-        n.checked_mul(2).map(|m| m.saturating_sub(1))
     }
 }

@@ -461,3 +461,16 @@ where
     b.par_extend(concat(r));
     (a, b)
 }
+
+/// Folds the next `n` items of `items` into `acc`. A kernel may stop early; the rest of
+/// the `n` is passed over, so that a block ends where the driver counted it to.
+pub(crate) fn fold_exactly<I, K>(items: &mut I, n: usize, kernel: &K, acc: K::Acc) -> K::Acc
+where
+    I: Iterator,
+    K: Kernel<I::Item>,
+{
+    let mut block = items.by_ref().take(n);
+    let acc = kernel.fold(acc, &mut block);
+    block.for_each(drop);
+    acc
+}

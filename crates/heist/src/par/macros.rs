@@ -50,10 +50,17 @@ macro_rules! kernel_adapter {
 macro_rules! adapter_struct {
     ($(#[$doc:meta])* $name:ident<I $(, $p:ident)*> { $($field:ident: $ty:ty),* }) => {
         $(#[$doc])*
+        #[derive(Clone)]
         #[must_use = "iterator adapters are lazy"]
         pub struct $name<I $(, $p)*> {
             base: I,
             $($field: $ty,)*
+        }
+
+        impl<I: std::fmt::Debug $(, $p)*> std::fmt::Debug for $name<I $(, $p)*> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name)).field("base", &self.base).finish()
+            }
         }
 
         impl<I $(, $p)*> $name<I $(, $p)*> {
@@ -103,4 +110,35 @@ macro_rules! indexed_drive {
             }
         }
     };
+}
+
+/// The `into_iter` and `fold_block` of a producer that is itself the iterator over its
+/// items (a walk that cannot be cut at an index, only handed out in parts).
+macro_rules! own_iterator {
+    ($item:ty) => {
+        fn into_iter(self) -> Self {
+            self
+        }
+        fn fold_block<K: Kernel<$item>>(
+            mut self,
+            n: usize,
+            kernel: &K,
+            acc: K::Acc,
+        ) -> (K::Acc, Self) {
+            let acc = $crate::par::kernels::fold_exactly(&mut self, n, kernel, acc);
+            (acc, self)
+        }
+    };
+}
+
+/// `Clone` for views of a shared slice, field by field (rayon's are `Clone` whatever
+/// the items; a derive would ask `T: Clone`).
+macro_rules! clone_views {
+    ($($name:ident<$($p:ident),*> { $($field:ident),* });* $(;)?) => {$(
+        impl<T $(, $p: Clone)*> Clone for $name<'_, T $(, $p)*> {
+            fn clone(&self) -> Self {
+                $name { $($field: self.$field.clone()),* }
+            }
+        }
+    )*};
 }

@@ -8,6 +8,7 @@
 
 use super::driver::{bridge, Kernel, Producer};
 use super::into::IntoParallelIterator;
+use super::kernels::fold_exactly;
 use super::traits::ParallelIterator;
 use std::collections::{binary_heap, btree_map, btree_set, hash_map, hash_set, linked_list};
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList};
@@ -92,11 +93,7 @@ where
         acc: K::Acc,
     ) -> (K::Acc, Self) {
         self.settle();
-        // A kernel may stop early; the block's rest is passed over so that `len` and the
-        // iterator agree on where the next block starts.
-        let mut block = self.iter.by_ref().take(n);
-        let acc = kernel.fold(acc, &mut block);
-        block.for_each(drop);
+        let acc = fold_exactly(&mut self.iter, n, kernel, acc);
         self.len -= n;
         (acc, self)
     }

@@ -1,4 +1,4 @@
-//! More indexed sources: `Option`, `VecDeque` and `repeat_n`, `once`, `empty`.
+//! More indexed sources: `Option`, `Result` and `VecDeque`.
 
 use super::chain::{Chain, ChainIter};
 use super::driver::{IndexedProducer, Kernel, Producer};
@@ -8,14 +8,14 @@ use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback}
 use std::collections::VecDeque;
 
 /// A parallel iterator over an `Option`'s item, if any.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct OptionIter<T> {
     opt: Option<T>,
 }
 
 /// The producer of an `Option`.
 #[derive(Debug)]
-pub(crate) struct OptionProducer<T>(Option<T>);
+pub(crate) struct OptionProducer<T>(pub(crate) Option<T>);
 
 impl<T: Send> OptionIter<T> {
     fn len_(&self) -> usize {
@@ -94,6 +94,15 @@ pub(crate) struct DequeProducer<'a, T> {
     back: &'a [T],
 }
 
+impl<T> Clone for DequeIter<'_, T> {
+    fn clone(&self) -> Self {
+        DequeIter {
+            front: self.front,
+            back: self.back,
+        }
+    }
+}
+
 impl<'a, T: Sync> DequeIter<'a, T> {
     fn len_(&self) -> usize {
         self.front.len() + self.back.len()
@@ -153,108 +162,6 @@ impl<'a, T: Send + 'a> IntoParallelIterator for &'a mut VecDeque<T> {
         Chain::new(front.into_par_iter(), back.into_par_iter())
     }
 }
-
-/// A parallel iterator over `n` clones of a value (rayon's `repeatn`).
-#[derive(Debug, Clone)]
-pub struct RepeatN<T> {
-    elt: T,
-    n: usize,
-}
-
-/// `n` clones of `elt`, in parallel (rayon's `repeat_n`).
-pub fn repeat_n<T: Clone + Send>(elt: T, n: usize) -> RepeatN<T> {
-    RepeatN { elt, n }
-}
-
-/// `n` clones of `elt`, in parallel (rayon's older name for [`repeat_n`]).
-pub fn repeatn<T: Clone + Send>(elt: T, n: usize) -> RepeatN<T> {
-    repeat_n(elt, n)
-}
-
-/// A parallel iterator over one item (rayon's `once`).
-pub fn once<T: Send>(item: T) -> OptionIter<T> {
-    Some(item).into_par_iter()
-}
-
-/// A parallel iterator over nothing (rayon's `empty`).
-pub fn empty<T: Send>() -> OptionIter<T> {
-    None.into_par_iter()
-}
-
-impl<T: Clone + Send> RepeatN<T> {
-    fn len_(&self) -> usize {
-        self.n
-    }
-    fn producer(self) -> RepeatN<T> {
-        self
-    }
-}
-
-source!([T: Clone + Send] RepeatN<T>, Item = T);
-
-impl<T: Clone + Send> Producer for RepeatN<T> {
-    type Item = T;
-    type IntoIter = RepeatIter<T>;
-    fn len(&self) -> usize {
-        self.n
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let lo = RepeatN {
-            elt: self.elt.clone(),
-            n: index,
-        };
-        (
-            lo,
-            RepeatN {
-                elt: self.elt,
-                n: self.n - index,
-            },
-        )
-    }
-    fn into_iter(self) -> RepeatIter<T> {
-        RepeatIter {
-            elt: (self.n > 0).then_some(self.elt),
-            left: self.n,
-        }
-    }
-}
-
-impl<T: Clone + Send> IndexedProducer for RepeatN<T> {}
-
-/// The clones of one block; the last is the value itself.
-#[derive(Debug)]
-pub struct RepeatIter<T> {
-    elt: Option<T>,
-    left: usize,
-}
-
-impl<T: Clone> Iterator for RepeatIter<T> {
-    type Item = T;
-    fn next(&mut self) -> Option<T> {
-        match self.left {
-            0 => None,
-            1 => {
-                self.left = 0;
-                self.elt.take()
-            }
-            _ => {
-                self.left -= 1;
-                self.elt.clone()
-            }
-        }
-    }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
-    }
-}
-
-impl<T: Clone> DoubleEndedIterator for RepeatIter<T> {
-    fn next_back(&mut self) -> Option<T> {
-        self.next()
-    }
-}
-
-impl<T: Clone> ExactSizeIterator for RepeatIter<T> {}
 
 impl<T: Send, E> IntoParallelIterator for Result<T, E> {
     type Iter = OptionIter<T>;

@@ -12,6 +12,12 @@ use std::sync::Mutex;
 /// identity of [`ParallelIterator::fold_with`]).
 pub struct CloneOf<T>(Mutex<T>);
 
+impl<T: Clone> Clone for CloneOf<T> {
+    fn clone(&self) -> Self {
+        CloneOf::new(self.get())
+    }
+}
+
 impl<T: Clone> CloneOf<T> {
     pub(crate) fn new(value: T) -> Self {
         CloneOf(Mutex::new(value))
@@ -381,6 +387,23 @@ pub struct TryFoldWith<I, R: Try, F> {
     base: I,
     init: R::Output,
     f: F,
+}
+
+impl<I: Clone, R: Try<Output: Clone>, F: Clone> Clone for TryFoldWith<I, R, F> {
+    fn clone(&self) -> Self {
+        TryFoldWith::new(self.base.clone(), self.init.clone(), self.f.clone())
+    }
+}
+
+impl<I: std::fmt::Debug, R: Try<Output: std::fmt::Debug>, F> std::fmt::Debug
+    for TryFoldWith<I, R, F>
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("TryFoldWith");
+        d.field("base", &self.base)
+            .field("init", &self.init)
+            .finish()
+    }
 }
 
 impl<I, R: Try, F> TryFoldWith<I, R, F> {

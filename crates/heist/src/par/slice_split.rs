@@ -114,6 +114,12 @@ split_source!(
     split_inclusive_mut -> SplitInclusiveMut, inclusive = true
 );
 
+clone_views!(
+    Split<P> { slice, pat };
+    SplitInclusive<P> { slice, pat };
+    ChunkBy<P> { slice, pred };
+);
+
 /// The parts of one block, or none.
 pub(crate) struct Parts<I>(Option<I>);
 

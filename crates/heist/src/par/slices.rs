@@ -55,6 +55,19 @@ pub trait ParallelSlice<T: Sync> {
         }
     }
 
+    /// Every window of `N` consecutive items, as an array (`N` must not be 0).
+    ///
+    /// ```
+    /// use heist::prelude::*;
+    /// let w: Vec<&[i32; 2]> = [1, 2, 3].par_array_windows().collect();
+    /// assert_eq!(w, [&[1, 2], &[2, 3]]);
+    /// ```
+    fn par_array_windows<const N: usize>(&self) -> ArrayWindows<'_, T, N> {
+        ArrayWindows {
+            slice: self.as_parallel_slice(),
+        }
+    }
+
     /// Chunks of `chunk_size` items from the end, the last (the slice's first items)
     /// possibly shorter.
     ///
@@ -471,6 +484,38 @@ chunk_source!(
     iter = windows -> std::slice::Windows<'a, T>
 );
 
+/// Windows of a slice as arrays (see [`ParallelSlice::par_array_windows`]).
+#[derive(Debug)]
+pub struct ArrayWindows<'a, T, const N: usize> {
+    slice: &'a [T],
+}
+
+impl<T, const N: usize> Clone for ArrayWindows<'_, T, N> {
+    fn clone(&self) -> Self {
+        ArrayWindows { slice: self.slice }
+    }
+}
+
+indexed_drive!(['a, T: Sync, const N: usize] ArrayWindows<'a, T, N>, Item = &'a [T; N], where []);
+
+impl<'a, T: Sync, const N: usize> IndexedParallelIterator for ArrayWindows<'a, T, N> {
+    fn len(&self) -> usize {
+        self.slice.len().saturating_sub(const { N - 1 })
+    }
+    fn with_producer<CB: ProducerCallback<&'a [T; N]>>(self, cb: CB) -> CB::Output {
+        let windows = Windows {
+            slice: self.slice,
+            size: const { N - 1 } + 1,
+        };
+        windows.map(as_array::<T, N>).with_producer(cb)
+    }
+}
+
+/// A window of `N` items as an array.
+fn as_array<T, const N: usize>(window: &[T]) -> &[T; N] {
+    window.try_into().expect("a window holds N items")
+}
+
 chunk_source!(
     /// Chunks of a slice from its end (see [`ParallelSlice::par_rchunks`]).
     RChunks, RChunksProducer, [], Sync, &'a [T],
@@ -537,6 +582,14 @@ exact_source!(
     /// Mutable chunks of exactly one size from the end (see
     /// [`ParallelSliceMut::par_rchunks_exact_mut`]).
     RChunksExactMut, RChunksMut, [mut], Send, &'a mut [T]
+);
+
+clone_views!(
+    Chunks<> { slice, size };
+    Windows<> { slice, size };
+    RChunks<> { slice, size };
+    ChunksExact<> { slice, rem, size };
+    RChunksExact<> { slice, rem, size };
 );
 
 impl<'a, T> RChunksExact<'a, T> {

@@ -1,5 +1,5 @@
-//! Sources: integer ranges, slices, `Vec`, arrays, `Option` and `VecDeque` as indexed
-//! parallel iterators. Each hands the driver a producer over its index range (the
+//! Sources: slices, `Vec` and arrays as indexed parallel iterators (ranges are in
+//! `ranges.rs`). Each hands the driver a producer over its index range (the
 //! index stealers of On Lock-Free Work-stealing Iterators for Parallel Data Structures,
 //! §4, with the owner rather than the thief doing the split).
 
@@ -9,136 +9,7 @@ use super::traits::{
     AsIndexed, IndexedOrNot, IndexedParallelIterator, ParallelIterator, ProducerCallback,
 };
 use std::mem;
-use std::ops::{Range, RangeInclusive};
 use std::ptr;
-
-/// A parallel iterator over an integer range (see [`IntoParallelIterator`] for ranges).
-#[derive(Clone, Debug)]
-pub struct RangeIter<T> {
-    start: T,
-    len: usize,
-}
-
-/// The producer and block iterator of a range: `len` integers from `start`.
-#[derive(Clone, Debug)]
-pub struct RangeProducer<T> {
-    start: T,
-    len: usize,
-}
-
-/// The integers of one block.
-#[derive(Clone, Debug)]
-pub struct RangeBlock<T> {
-    next: T,
-    left: usize,
-}
-
-macro_rules! int_range {
-    ($($t:ty),*) => {$(
-        impl RangeIter<$t> {
-            fn len_(&self) -> usize {
-                self.len
-            }
-            fn producer(self) -> RangeProducer<$t> {
-                RangeProducer { start: self.start, len: self.len }
-            }
-        }
-
-        source!([] RangeIter<$t>, Item = $t);
-
-        impl IntoParallelIterator for Range<$t> {
-            type Iter = RangeIter<$t>;
-            type Item = $t;
-            fn into_par_iter(self) -> RangeIter<$t> {
-                let len = if self.end > self.start {
-                    usize::try_from((self.end as i128 - self.start as i128) as u128)
-                        .expect("heist: the range is longer than usize::MAX")
-                } else {
-                    0
-                };
-                RangeIter { start: self.start, len }
-            }
-        }
-
-        impl IntoParallelIterator for RangeInclusive<$t> {
-            type Iter = RangeIter<$t>;
-            type Item = $t;
-            fn into_par_iter(self) -> RangeIter<$t> {
-                let (start, end) = (*self.start(), *self.end());
-                let len = if self.is_empty() {
-                    0
-                } else {
-                    usize::try_from((end as i128 - start as i128) as u128 + 1)
-                        .expect("heist: the range is longer than usize::MAX")
-                };
-                RangeIter { start, len }
-            }
-        }
-
-        impl Producer for RangeProducer<$t> {
-            type Item = $t;
-            type IntoIter = RangeBlock<$t>;
-            fn len(&self) -> usize {
-                self.len
-            }
-            fn split_at(self, index: usize) -> (Self, Self) {
-                let mid = self.start.wrapping_add(index as $t);
-                let lo = RangeProducer { start: self.start, len: index };
-                (lo, RangeProducer { start: mid, len: self.len - index })
-            }
-            fn into_iter(self) -> RangeBlock<$t> {
-                RangeBlock { next: self.start, left: self.len }
-            }
-            const CUTS: bool = true;
-            unsafe fn cut(&self, from: usize, to: usize) -> Self {
-                RangeProducer { start: self.start.wrapping_add(from as $t), len: to - from }
-            }
-        }
-
-        impl IndexedProducer for RangeProducer<$t> {}
-
-        impl Iterator for RangeBlock<$t> {
-            type Item = $t;
-            #[inline]
-            fn next(&mut self) -> Option<$t> {
-                if self.left == 0 {
-                    return None;
-                }
-                let x = self.next;
-                self.next = x.wrapping_add(1);
-                self.left -= 1;
-                Some(x)
-            }
-            fn size_hint(&self) -> (usize, Option<usize>) {
-                (self.left, Some(self.left))
-            }
-            #[inline]
-            fn fold<B, F: FnMut(B, $t) -> B>(self, init: B, mut f: F) -> B {
-                let mut acc = init;
-                let mut x = self.next;
-                for _ in 0..self.left {
-                    acc = f(acc, x);
-                    x = x.wrapping_add(1);
-                }
-                acc
-            }
-        }
-
-        impl DoubleEndedIterator for RangeBlock<$t> {
-            fn next_back(&mut self) -> Option<$t> {
-                if self.left == 0 {
-                    return None;
-                }
-                self.left -= 1;
-                Some(self.next.wrapping_add(self.left as $t))
-            }
-        }
-
-        impl ExactSizeIterator for RangeBlock<$t> {}
-    )*};
-}
-
-int_range!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
 
 /// A parallel iterator over `&T` of a slice.
 #[derive(Debug)]
@@ -274,8 +145,8 @@ impl<'a, T: Send + 'a, const N: usize> IntoParallelIterator for &'a mut [T; N] {
     }
 }
 
-/// A parallel iterator that moves the items out of a `Vec` (or an array).
-#[derive(Debug)]
+/// A parallel iterator that moves the items out of a `Vec`.
+#[derive(Debug, Clone)]
 pub struct IntoIter<T> {
     vec: Vec<T>,
 }
@@ -285,16 +156,6 @@ impl<T: Send> IntoParallelIterator for Vec<T> {
     type Item = T;
     fn into_par_iter(self) -> IntoIter<T> {
         IntoIter { vec: self }
-    }
-}
-
-impl<T: Send, const N: usize> IntoParallelIterator for [T; N] {
-    type Iter = IntoIter<T>;
-    type Item = T;
-    fn into_par_iter(self) -> IntoIter<T> {
-        IntoIter {
-            vec: Vec::from(self),
-        }
     }
 }
 

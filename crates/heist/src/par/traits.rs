@@ -8,7 +8,7 @@ use super::chain::Chain;
 use super::collect::{FromParallelIterator, ParallelExtend};
 use super::driver::{bridge, IndexedProducer, Kernel};
 use super::either::Either;
-use super::interleave::Intersperse;
+use super::intersperse::Intersperse;
 use super::into::IntoParallelIterator;
 use super::kernels::{
     self, Count, FindAny, FindEnd, ForEach, ProductOf, Reduce, ReduceWith, SumOf, TryReduce,

@@ -1,5 +1,6 @@
-// Included by par_rayon.rs into a module that imports either `rayon::prelude::*` and
-// `rayon::iter::Either` or heist's; nothing else here may name either crate.
+// Included by par_rayon.rs into a module that imports either `rayon::prelude::*`,
+// `rayon::iter` and `rayon::iter::Either`, and `rayon` as `krate`, or heist's; nothing
+// else here may name either crate.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -76,6 +77,11 @@ pub fn all() -> Vec<(&'static str, String)> {
     case!("enumerate", v.par_iter().enumerate().filter(|(i, x)| *i as u64 == **x).count());
     case!("zip", v.par_iter().zip(words.par_iter()).map(|(a, w)| format!("{a}{w}")).collect::<Vec<_>>()[..20].to_vec());
     case!("chain", v.par_iter().take(10).chain(v.par_iter().skip(9990)).copied().collect::<Vec<_>>());
+    case!("chain unindexed", v.par_iter().copied().filter(|&x| x < 100).chain(words.par_iter().map(|w| w.len() as u64).filter(|&n| n > 2)).collect::<Vec<_>>());
+    case!("chain mixed", (v.par_iter().copied().chain(v.par_iter().copied().filter(|x| x % 2 == 0)).collect::<Vec<_>>(), v.par_iter().copied().filter(|x| x % 2 == 1).chain(0..100).collect::<Vec<_>>()));
+    case!("chain indexed", (v.par_iter().chain(&v).zip(words.par_iter().chain(&words)).enumerate().skip(5990).map(|(i, (a, w))| format!("{i}{a}{w}")).collect::<Vec<_>>(), (0..10u32).into_par_iter().chain(5..7).rev().collect::<Vec<_>>(), v.par_iter().chain(&v).len()));
+    case!("chain nested", (0..100u32).into_par_iter().chain(200..300).chain((400..500u32).into_par_iter().filter(|x| x % 3 == 0)).chain(Some(7)).map(|x| x * 2).collect::<Vec<_>>());
+    case!("chain reduce find", ((0..5000u64).into_par_iter().chain(v.par_iter().copied()).map(|x| (x, x, 1)).reduce_with(|a, b| (a.0, b.1, a.2 + b.2)), (0..5000u64).into_par_iter().filter(|x| x % 2 == 0).chain(v.par_iter().copied()).find_first(|&x| x > 4997)));
     case!("cloned", words.par_iter().cloned().collect::<Vec<String>>().len());
     case!("copied", v.par_iter().copied().reduce(|| 0, |a, b| a.max(b)));
     let seen = AtomicUsize::new(0);
@@ -147,6 +153,37 @@ pub fn all() -> Vec<(&'static str, String)> {
     case!("unzip", (a, b));
     let (even, odd): (Vec<u64>, Vec<u64>) = v.par_iter().partition(|&&x| x % 2 == 0);
     case!("partition", (even, odd));
+    case!("collect boxed", (v.par_iter().copied().collect::<Box<[u64]>>(), words.par_iter().take(9).cloned().collect::<std::rc::Rc<[String]>>(), (0..9u8).into_par_iter().collect::<std::sync::Arc<[u8]>>(), text.par_chars().filter(|c| !c.is_whitespace()).collect::<Box<str>>()));
+    case!("collect cow", (words.par_iter().take(30).map(String::as_str).collect::<std::borrow::Cow<'_, str>>(), (0..5u8).into_par_iter().collect::<std::borrow::Cow<'_, [u8]>>()));
+    case!("collect osstring", (words.par_iter().map(std::ffi::OsStr::new).collect::<std::ffi::OsString>().len(), words.par_iter().map(std::ffi::OsString::from).collect::<std::ffi::OsString>() == words.concat().as_str()));
+    let (a, b): (Vec<u64>, std::collections::BTreeSet<String>) = pairs.par_iter().map(|&(x, i)| (x, (i % 50).to_string())).collect();
+    case!("collect pairs", (a, b));
+    let (a, b): (Vec<u64>, String) = v.par_iter().map(|&x| if x % 3 == 0 { Either::Left(x) } else { Either::Right(if x % 2 == 0 { 'e' } else { 'o' }) }).collect();
+    case!("collect either pairs", (a, b));
+    let mut ab = (vec![1u64], String::from("x"));
+    ab.par_extend(v.par_iter().map(|&x| (x, char::from(b'a' + (x % 26) as u8))));
+    ab.par_extend(v.par_iter().map(|&x| if x > 500 { Either::Left(x) } else { Either::Right('-') }));
+    case!("extend pairs", ab);
+    let mut e: Either<Vec<(u64, u64)>, BTreeMap<u64, u64>> = Either::Right(BTreeMap::new());
+    e.par_extend(v.par_iter().map(|&x| (x, x * 2)));
+    case!("extend either", e);
+    let mut dq2 = VecDeque::from([7u64]);
+    dq2.par_extend(&v);
+    let mut set = std::collections::BTreeSet::<u64>::new();
+    set.par_extend(&v);
+    let mut hm3: HashMap<u64, usize> = HashMap::new();
+    hm3.par_extend(pairs.par_iter().map(|(a, b)| (a, b)));
+    let mut hm3: Vec<_> = hm3.into_iter().collect();
+    hm3.sort();
+    let mut os = std::ffi::OsString::from(">");
+    os.par_extend(words.par_iter().take(5).map(std::ffi::OsStr::new));
+    let mut st = String::new();
+    st.par_extend(words.par_iter().map(|w| w.clone().into_boxed_str()));
+    case!("extend refs", (dq2.len(), dq2.iter().sum::<u64>(), set.len(), hm3, os, st.len()));
+    let left = true;
+    let v32: Vec<u32> = v.iter().map(|&x| x as u32).collect();
+    let it = if left { Either::Left(v32.par_iter().copied()) } else { Either::Right((0..9u32).into_par_iter()) };
+    case!("either iterator", (it.len(), Either::<_, krate::range::Iter<u32>>::Left(v32.par_iter().copied()).enumerate().skip(9990).collect::<Vec<_>>(), Either::Right::<krate::slice::Iter<'_, u64>, _>(v[..5].par_iter()).filter(|&&x| x > 0).collect::<Vec<_>>()));
     let mut ext = vec![0u64];
     ext.par_extend(v.par_iter().map(|x| x + 1));
     case!("par_extend", ext);
@@ -173,6 +210,11 @@ pub fn all() -> Vec<(&'static str, String)> {
     case!("partition_map set", (l, r));
     case!("intersperse", v.par_iter().copied().take(60).intersperse(7777).collect::<Vec<_>>());
     case!("intersperse unindexed", (0..2000u32).into_par_iter().filter(|x| x % 7 == 3).intersperse(1).collect::<Vec<_>>());
+    case!("intersperse indexed", (v.par_iter().copied().intersperse(1).len(), v.par_iter().copied().intersperse(1).rev().enumerate().skip(19_900).collect::<Vec<_>>()));
+    case!("intersperse indexed zip", words.par_iter().map(String::as_str).intersperse("-").zip(v.par_iter().intersperse(&0)).skip(5990).collect::<Vec<_>>());
+    let mut target = Vec::new();
+    (0..7u32).into_par_iter().intersperse(100).collect_into_vec(&mut target);
+    case!("intersperse collect_into_vec", (target, (0..1u32).into_par_iter().intersperse(9).len(), (0..0u32).into_par_iter().intersperse(9).len()));
     case!("intersperse empty", (0..0u8).into_par_iter().intersperse(1).collect::<Vec<_>>());
     let any = (0..1000u32).into_par_iter().filter(|x| x % 2 == 0).take_any(17).collect::<Vec<_>>();
     case!("take_any", (any.len(), any.windows(2).all(|w| w[0] < w[1]), any.iter().all(|x| x % 2 == 0)));
@@ -286,6 +328,65 @@ pub fn all() -> Vec<(&'static str, String)> {
     let err: Result<u32, String> = Err("no".into());
     case!("result", (ok.par_iter().count(), err.par_iter().count(), ok.clone().into_par_iter().sum::<u32>()));
 
+    // Free sources: trees, splitters, single values.
+    let kids = |&n: &u32| (4 * n + 1..4 * n + 1 + (n + 1) % 4).filter(|&c| c < 30_000).collect::<Vec<_>>();
+    case!("walk_tree_prefix", iter::walk_tree_prefix(0u32, kids).collect::<Vec<_>>());
+    case!("walk_tree_postfix", iter::walk_tree_postfix(0u32, kids).map(|n| n * 2).collect::<Vec<_>>());
+    case!("walk_tree_prefix find_first", iter::walk_tree_prefix(0u32, kids).find_first(|n| n % 1000 == 999));
+    let mut any: Vec<u32> = iter::walk_tree(0u32, kids).collect();
+    any.sort();
+    case!("walk_tree", any);
+    case!("walk_tree_postfix refs", iter::walk_tree_postfix(&v[..], |s: &&[u64]| if s.len() > 7 { let (a, b) = s.split_at(s.len() / 3); vec![a, b] } else { vec![] }).map(|s| s.len()).collect::<Vec<_>>());
+    let halve = |r: std::ops::Range<u32>| if r.len() < 100 { (r, None) } else { let m = r.start + r.len() as u32 / 2; (r.start..m, Some(m..r.end)) };
+    case!("split", iter::split(0..50_000u32, halve).flat_map_iter(|r| r.map(|x| x ^ 5)).collect::<Vec<_>>());
+    case!("split sum", iter::split(0..50_000u32, halve).map(|r| r.len()).sum::<usize>());
+    case!("split whole", iter::split(0..50u32, halve).collect::<Vec<_>>());
+    case!("repeat take", iter::repeat(3u64).take(1000).sum::<u64>());
+    case!("repeat zip", iter::repeat("a").zip(words.par_iter()).map(|(a, w)| format!("{a}{w}")).collect::<Vec<_>>()[2990..].to_vec());
+    case!("repeat take_any", iter::repeat(5u8).take_any(300).collect::<Vec<_>>());
+    case!("repeat find_any", iter::repeat(7u32).map(|x| x * 6).find_any(|&x| x == 42));
+    case!("repeat_n", iter::repeat_n(String::from("ab"), 500).rev().enumerate().map(|(i, s)| s.len() + i).collect::<Vec<_>>());
+    case!("once empty", (iter::once(5).chain(iter::empty()).collect::<Vec<i32>>(), iter::once(1u8).len(), iter::empty::<u8>().len(), iter::once(3).zip(iter::once('c')).collect::<Vec<_>>()));
+
+    // Ranges of chars and of 128-bit integers, array windows.
+    case!("char range", ('\u{D700}'..'\u{E100}').into_par_iter().collect::<String>());
+    case!("char range len rev", (('\u{D7FE}'..'\u{E002}').into_par_iter().len(), ('\u{D7FE}'..='\u{E001}').into_par_iter().rev().collect::<Vec<_>>()));
+    case!("char range incl", ('a'..='z').into_par_iter().zip(0..26u8).filter(|(_, i)| i % 3 == 0).collect::<Vec<_>>());
+    case!("char range all", (('\0'..=char::MAX).into_par_iter().len(), ('\0'..=char::MAX).into_par_iter().step_by(997).map(|c| c as u64).sum::<u64>()));
+    case!("char range empty", (('b'..'a').into_par_iter().len(), ('b'..='a').into_par_iter().count(), ('x'..'x').into_par_iter().collect::<String>()));
+    case!("u128 range", (0..3000u128).into_par_iter().map(|x| (x * x) << 64).sum::<u128>());
+    case!("i128 range incl", (i128::MAX - 2000..=i128::MAX).into_par_iter().filter(|x| x % 7 == 0).collect::<Vec<_>>());
+    let (nine, five) = (9i128, 5i128);
+    case!("u128 range opt_len", ((0..u128::MAX).into_par_iter().opt_len(), (i128::MIN..=i128::MAX).into_par_iter().opt_len(), (5..=9u128).into_par_iter().opt_len(), (nine..five).into_par_iter().count()));
+    case!("u128 huge take_any", (i128::MIN..=i128::MAX).into_par_iter().take_any(300).count());
+    case!("par_array_windows", v.par_array_windows::<3>().filter(|w| w[0] < w[1] && w[1] < w[2]).count());
+    case!("par_array_windows rev", (v.par_array_windows::<2>().rev().take(5).collect::<Vec<_>>(), v[..3].par_array_windows::<4>().len(), v[..4].par_array_windows::<4>().collect::<Vec<_>>()));
+
+    // Tuples zipped (MultiZip).
+    let fl: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+    case!("multizip owned", (v.clone(), words.clone(), 0..5000u32).into_par_iter().map(|(a, w, i)| format!("{a}{w}{i}")).collect::<Vec<_>>()[..30].to_vec());
+    case!("multizip refs", (&v, &words, &fl).into_par_iter().filter(|(a, _, f)| **a as f64 == **f).map(|(a, w, _)| a + w.len() as u64).collect::<Vec<_>>());
+    let mut m1 = v.clone();
+    let mut m2 = fl.clone();
+    (&mut m1, &mut m2).into_par_iter().for_each(|(a, f)| { *a += 1; *f *= 2.0; });
+    case!("multizip mut", (m1, m2.iter().sum::<f64>()));
+    case!("multizip one", (v.par_iter(),).into_par_iter().map(|(a,)| a).sum::<u64>());
+    case!("multizip twelve", (0..100u8, 1..101u16, 2..102u32, 3..103u32, 4..104usize, 5..105i8, 6..106i16, 7..107i32, 8..108i32, 9..109isize, v.par_iter(), words.par_iter()).into_par_iter().rev().map(|t| format!("{t:?}")).collect::<Vec<_>>()[..3].to_vec());
+    case!("multizip indexed", (v.par_iter(), words.par_iter().rev()).into_par_iter().enumerate().skip(2990).map(|(i, (a, w))| format!("{i}{a}{w}")).collect::<Vec<_>>());
+    let mut dst = vec![0u64; 7];
+    (v.par_iter(), &mut dst[..]).into_par_iter().for_each(|(a, o)| *o = *a);
+    case!("multizip into slice", dst);
+
+    case!("type names", names());
+    let base = v.par_iter().map(|x| x * 2).zip(words.par_iter().chain(&words)).step_by(3).enumerate();
+    let it = base.clone().skip(2).interleave(base.clone().rev()).zip(base.clone().chain(base.take(2)));
+    let f = v.par_iter().filter(|&&x| x % 3 == 0).flat_map_iter(|&x| [x, x + 1]).map_with(5u64, |k, x| x + *k);
+    let v2 = (it.clone().count(), it.clone().map(|(a, _)| a.0 as u64 + (a.1).0 + (a.1).1.len() as u64).sum::<u64>(), it.map(|(_, b)| b.0).max(), f.clone().count(), f.sum::<u64>());
+    case!("clone adapters", v2);
+    let it = (v.par_chunks(7), v.par_windows(3), v.par_rchunks_exact(5), v.par_split(|&x| x == 7), ('a'..'q').into_par_iter(), Some(3).into_par_iter(), dq.par_iter(), v.clone().into_par_iter().fold_with(0, |a, b| a + b).try_fold_with(0u64, |a, b| a.checked_add(b)), iter::repeat(1).take(3).intersperse(9));
+    let c = it.clone();
+    case!("clone sources", (c.0.count(), c.1.count(), c.2.count(), c.3.count(), c.4.collect::<String>(), c.5.count(), c.6.count(), c.7.map(Option::unwrap).sum::<u64>(), c.8.collect::<Vec<_>>(), format!("{:?}{:?}", it.4, it.5).is_empty()));
+
     // Sorts.
     let mut s1 = v.clone();
     s1.par_sort();
@@ -306,4 +407,108 @@ pub fn all() -> Vec<(&'static str, String)> {
     s6.par_sort_unstable_by_key(|x| x % 100);
     case!("par_sort_unstable_by_key", s6.iter().map(|x| x % 100).collect::<Vec<_>>());
     out
+}
+
+/// The crate's types under rayon's paths, each the type of what makes it (this only has
+/// to compile; the items it counts show that the values work).
+#[allow(clippy::type_complexity)]
+fn names() -> usize {
+    use krate::collections::{binary_heap, btree_map, btree_set, hash_map, hash_set, linked_list, vec_deque};
+    use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashSet, LinkedList};
+    let mut v = vec![1u8, 2, 3];
+    let mut s = String::from("abc");
+    let mut o = Some(1u8);
+    let mut r: Result<u8, ()> = Ok(1);
+    let mut hm: HashMap<u8, u8> = HashMap::from([(1, 2)]);
+    let mut hs: HashSet<u8> = HashSet::from([1]);
+    let mut bm: BTreeMap<u8, u8> = BTreeMap::from([(1, 2)]);
+    let bs: BTreeSet<u8> = BTreeSet::from([1]);
+    let mut bh: BinaryHeap<u8> = BinaryHeap::from([1]);
+    let mut ll: LinkedList<u8> = LinkedList::from([1]);
+    let mut dq: VecDeque<u8> = VecDeque::from([1]);
+    let halve = |x: u8| (x, None);
+    let kids = |_: &u8| Vec::<u8>::new();
+    let mut n = 0;
+    let a: krate::array::IntoIter<u8, 3> = [1u8, 2, 3].into_par_iter();
+    n += a.count();
+    let x: krate::option::IntoIter<u8> = Some(1u8).into_par_iter();
+    let y: krate::option::Iter<'_, u8> = o.par_iter();
+    n += x.count() + y.count();
+    let z: krate::option::IterMut<'_, u8> = o.par_iter_mut();
+    n += z.count();
+    let x: krate::result::IntoIter<u8> = r.into_par_iter();
+    let y: krate::result::Iter<'_, u8> = r.par_iter();
+    n += x.count() + y.count();
+    let z: krate::result::IterMut<'_, u8> = r.par_iter_mut();
+    n += z.count();
+    let x: krate::range::Iter<u32> = (0..3u32).into_par_iter();
+    let y: krate::range_inclusive::Iter<char> = ('a'..='c').into_par_iter();
+    n += x.count() + y.count();
+    let x: krate::vec::IntoIter<u8> = v.clone().into_par_iter();
+    n += x.count();
+    let y: krate::vec::Drain<'_, u8> = v.par_drain(1..);
+    n += y.count();
+    let x: krate::string::Drain<'_> = s.par_drain(1..);
+    n += x.count();
+    let x: krate::slice::Iter<'_, u8> = v.par_iter();
+    let y: krate::slice::ArrayWindows<'_, u8, 1> = v.par_array_windows();
+    n += x.count() + y.count();
+    let z: krate::slice::IterMut<'_, u8> = v.par_iter_mut();
+    n += z.count();
+    let x: hash_map::Iter<'_, u8, u8> = hm.par_iter();
+    n += x.count();
+    let y: hash_map::IterMut<'_, u8, u8> = hm.par_iter_mut();
+    n += y.count();
+    let z: hash_map::Drain<'_, u8, u8> = hm.par_drain();
+    let w: hash_map::IntoIter<u8, u8> = HashMap::from([(1u8, 2u8)]).into_par_iter();
+    n += z.count() + w.count();
+    let x: hash_set::Iter<'_, u8> = hs.par_iter();
+    n += x.count();
+    let y: hash_set::Drain<'_, u8> = hs.par_drain();
+    let z: hash_set::IntoIter<u8> = HashSet::from([1u8]).into_par_iter();
+    n += y.count() + z.count();
+    let x: btree_map::Iter<'_, u8, u8> = bm.par_iter();
+    n += x.count();
+    let z: btree_map::IntoIter<u8, u8> = bm.clone().into_par_iter();
+    n += z.count();
+    let y: btree_map::IterMut<'_, u8, u8> = bm.par_iter_mut();
+    n += y.count();
+    let x: btree_set::Iter<'_, u8> = bs.par_iter();
+    let y: btree_set::IntoIter<u8> = bs.clone().into_par_iter();
+    n += x.count() + y.count();
+    let x: binary_heap::Iter<'_, u8> = bh.par_iter();
+    let y: binary_heap::IntoIter<u8> = bh.clone().into_par_iter();
+    n += x.count() + y.count();
+    let z: binary_heap::Drain<'_, u8> = bh.par_drain();
+    n += z.count();
+    let x: linked_list::Iter<'_, u8> = ll.par_iter();
+    let y: linked_list::IntoIter<u8> = ll.clone().into_par_iter();
+    n += x.count() + y.count();
+    let z: linked_list::IterMut<'_, u8> = ll.par_iter_mut();
+    n += z.count();
+    let x: vec_deque::Iter<'_, u8> = dq.par_iter();
+    let y: vec_deque::IntoIter<u8> = dq.clone().into_par_iter();
+    n += x.count() + y.count();
+    let z: vec_deque::IterMut<'_, u8> = dq.par_iter_mut();
+    n += z.count();
+    let w: vec_deque::Drain<'_, u8> = dq.par_drain(..);
+    n += w.count();
+    let x: iter::Once<u8> = iter::once(1);
+    let y: iter::Empty<u8> = iter::empty();
+    let z: iter::RepeatN<u8> = iter::repeat_n(1, 2);
+    n += x.count() + y.count() + z.count();
+    let x: iter::Repeat<u8> = iter::repeat(1);
+    n += x.take_any(2).count();
+    let x: iter::Split<u8, _> = iter::split(1u8, halve);
+    let y: iter::WalkTree<u8, _> = iter::walk_tree(1u8, kids);
+    let z: iter::WalkTreePrefix<u8, _> = iter::walk_tree_prefix(1u8, kids);
+    let w: iter::WalkTreePostfix<u8, _> = iter::walk_tree_postfix(1u8, kids);
+    n += x.count() + y.count() + z.count() + w.count();
+    let x: iter::MultiZip<(krate::slice::Iter<'_, u8>, krate::range::Iter<u8>)> = (&v, 0..9u8).into_par_iter();
+    let y: iter::Positions<krate::slice::Iter<'_, u8>, _> = v.par_iter().positions(|_| true);
+    n += x.count() + y.count();
+    let x: iter::FoldWith<krate::slice::Iter<'_, u8>, u8, _> = v.par_iter().fold_with(0u8, |a, b| a + b);
+    let y: iter::Intersperse<krate::slice::Iter<'_, u8>> = v.par_iter().intersperse(&0);
+    n += x.count() + y.count();
+    n
 }
