@@ -2,8 +2,12 @@
 //! parallelism by deterministic team-building" (§5, Alg. 11) on 4-byte integers.
 //!
 //! A piece of m elements is partitioned by a team of q workers, q the largest power of two
-//! (at most the pool) that leaves every member at least `MIN_BLOCKS` blocks of `BLOCK`
-//! elements. The members take blocks from both ends (two atomic counters) and neutralise
+//! that leaves every member at least `MIN_BLOCKS` blocks of `BLOCK` elements, at most the
+//! workers the piece has: the pool for the whole array, and half of its team for each
+//! side of a team-partitioned piece (the sides are sorted at the same time, so a team as
+//! large as the parent's for each would make them wait for each other's members; on two
+//! workers only the top partition is a team's, and then each worker has a side). The
+//! members take blocks from both ends (two atomic counters) and neutralise
 //! pairs of blocks, as Tsigas and Zhang do; then rank 0 moves the at most q unfinished
 //! blocks next to the boundary, partitions that zone and the tail alone, and places the
 //! pivot. The two sides are sorted in parallel with `join`; a piece for which q = 1 is
@@ -157,7 +161,7 @@ impl Instance for SortRun {
             }
             _ => {
                 let pool = rt.heist_pool().expect("heist has a pool");
-                pool.run(|w| mm_sort(w, data));
+                pool.run(|w| mm_sort(w, data, w.workers()));
             }
         }
     }
@@ -190,28 +194,41 @@ fn pivot_to_end(a: &mut [u32]) -> u32 {
 
 /// Branch-free cyclic Lomuto partition of `a` around `v` (the scheme of std's own
 /// `sort_unstable`): returns how many are ≤ `v`, which now come first. A hole moves
-/// right behind the scan; each step fills it with the first element above `v` and puts
-/// the scanned element at the boundary, two moves and no swap or branch per element.
+/// right behind the scan (it is always just behind it); each step fills it with the
+/// first element above `v` and puts the scanned element at the boundary, two moves and
+/// no swap or branch per element. Four steps a round share the loop's own cost.
 fn partition_by(a: &mut [u32], v: u32) -> usize {
     let n = a.len();
     if n == 0 {
         return 0;
     }
     let p = a.as_mut_ptr();
-    // SAFETY: every index is below `n`: `lt <= gap < right < n` inside the loop (`lt`
-    // grows by at most one per element scanned), and `lt <= gap` after it. `u32` is
-    // `Copy`, so reading and overwriting elements leaves nothing to drop.
+    // SAFETY: every index is below `n`: `lt < right < n` in each step (`lt` grows by at
+    // most one per element scanned, from 0 with `right` from 1), and `lt <= n - 1`
+    // after them. `u32` is `Copy`, so reading and overwriting elements leaves nothing
+    // to drop.
     unsafe {
         let first = *p;
-        let (mut gap, mut lt) = (0, 0);
-        for right in 1..n {
+        let mut lt = 0;
+        let mut step = |right: usize| {
             let x = *p.add(right);
-            *p.add(gap) = *p.add(lt);
+            *p.add(right - 1) = *p.add(lt);
             *p.add(lt) = x;
-            gap = right;
             lt += usize::from(x <= v);
+        };
+        let mut right = 1;
+        while right + 4 <= n {
+            step(right);
+            step(right + 1);
+            step(right + 2);
+            step(right + 3);
+            right += 4;
         }
-        *p.add(gap) = *p.add(lt);
+        while right < n {
+            step(right);
+            right += 1;
+        }
+        *p.add(n - 1) = *p.add(lt);
         *p.add(lt) = first;
         lt + usize::from(first <= v)
     }
@@ -246,15 +263,17 @@ fn best_team(m: usize, p: usize) -> usize {
     q
 }
 
-/// The mixed-mode quicksort: team partitions while pieces are large enough.
-fn mm_sort(w: &heist::Worker, a: &mut [u32]) {
-    let q = best_team(a.len(), w.workers());
+/// The mixed-mode quicksort: team partitions while pieces are large enough and have at
+/// least two of the `budget` workers.
+fn mm_sort(w: &heist::Worker, a: &mut [u32], budget: usize) {
+    let q = best_team(a.len(), budget);
     if q == 1 {
         return fork_sort(fork::Heist::new(w), a);
     }
     let k = team_partition(w, a, q);
     let (l, r) = a.split_at_mut(k);
-    w.join(|w| mm_sort(w, l), |w| mm_sort(w, &mut r[1..]));
+    let half = q / 2;
+    w.join(|w| mm_sort(w, l, half), |w| mm_sort(w, &mut r[1..], half));
 }
 
 /// The array a team partitions, shared by its members.
@@ -365,13 +384,12 @@ impl Side {
             self.claimed = true;
             // SAFETY: claimed just now by this member; only read here.
             let x = unsafe { s.block(b) };
-            let mut n = 0;
-            for (i, &e) in x.iter().enumerate() {
-                self.offsets[n] = i as u16;
-                n += usize::from((e > s.v) == self.from_left);
-            }
+            self.len = if self.from_left {
+                scan::<true>(x, s.v, &mut self.offsets)
+            } else {
+                scan::<false>(x, s.v, &mut self.offsets)
+            };
             self.pos = 0;
-            self.len = n;
         }
         true
     }
@@ -380,6 +398,23 @@ impl Side {
     fn unfinished(&self) -> Option<usize> {
         (self.claimed && self.left() > 0).then_some(self.block)
     }
+}
+
+/// Writes the offsets of the misplaced elements of block `x` (above `v` on the left
+/// side, not above it on the right) to `offsets`, without branches, four a round;
+/// returns how many there are.
+fn scan<const LEFT: bool>(x: &[u32], v: u32, offsets: &mut [u16; BLOCK]) -> usize {
+    assert_eq!(x.len(), BLOCK);
+    let mut n = 0;
+    for (c, four) in x.chunks_exact(4).enumerate() {
+        for (k, &e) in four.iter().enumerate() {
+            // SAFETY: `n` counts some of the elements before this one, whose offset
+            // `4c + k` is below `BLOCK`.
+            unsafe { *offsets.get_unchecked_mut(n) = (4 * c + k) as u16 };
+            n += usize::from(if LEFT { e > v } else { e <= v });
+        }
+    }
+    n
 }
 
 /// Partitions `a` on a team of `q` workers; returns the pivot's final index.
@@ -498,5 +533,18 @@ mod tests {
             v.sort_unstable();
             assert!(v == before, "{input}: not a permutation");
         }
+    }
+
+    #[test]
+    fn mixed_sorts_with_teams_nested_in_teams_sort() {
+        // A team of four at the top, and teams of two for its sides where they are large
+        // enough.
+        let n = (1 << 21) + 4097;
+        let pool = heist::Pool::builder().workers(4).build().unwrap();
+        let mut v = generate("random", n).unwrap();
+        let mut expected = v.clone();
+        expected.sort_unstable();
+        pool.run(|w| mm_sort(w, &mut v, w.workers()));
+        assert!(v == expected);
     }
 }
