@@ -24,7 +24,7 @@ fn main() -> Result<(), heist::BuildError> {
 
     // Futures: joined newest first; leaked handles are finished when the scope ends.
     let r = pool.run(|w| {
-        w.futures(|s| {
+        w.promises(|s| {
             let f = s.spawn(|w| fib(w, 30));
             let y = fib(w, 29);
             f.join() + y

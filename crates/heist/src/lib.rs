@@ -107,7 +107,6 @@
 pub mod affinity;
 mod barrier;
 mod compat;
-mod future;
 mod lace;
 mod latch;
 #[cfg(all(test, loom))]
@@ -116,10 +115,12 @@ mod loom_latch;
 mod loom_sleep;
 mod par;
 mod pool;
+mod promise;
 mod reduce;
 mod relay;
 mod scope;
 mod sleep;
+mod spawn;
 mod stats;
 mod sync;
 mod task;
@@ -131,9 +132,9 @@ pub use compat::{
     join_context, scope_fifo, spawn, spawn_fifo, yield_now, BroadcastContext, FnContext, ScopeFifo,
     ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
 };
-pub use future::{Future, Futures};
 pub use par::{iter, prelude, slice, str};
 pub use pool::{global, BuildError, Pool, PoolBuilder, Scheduler, MAX_DEQUE_CAPACITY};
+pub use promise::{Promise, Promises};
 pub use reduce::ReduceCtx;
 pub use scope::{scope, Scope};
 pub use stats::WorkerStats;

@@ -321,6 +321,8 @@ pub(crate) struct Registry {
     /// may ask at once.
     pub(crate) news: AtomicU64,
     pub(crate) teams: crate::team::Teams,
+    /// Detached tasks made and done on each worker (`crate::spawn`).
+    pub(crate) spawns: crate::spawn::Counts,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -354,6 +356,7 @@ impl Registry {
             barriers: Default::default(),
             news: AtomicU64::new(0),
             teams: crate::team::Teams::new(workers),
+            spawns: crate::spawn::Counts::new(workers),
         }
     }
 

@@ -6,6 +6,7 @@
 use crate::sync::{AtomicUsize, RaceCell};
 use crate::worker::Worker;
 use std::any::Any;
+use std::marker::PhantomData;
 use std::mem::{self, align_of, size_of, ManuallyDrop, MaybeUninit};
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
@@ -95,22 +96,63 @@ impl Drop for AbortOnUnwind {
     }
 }
 
-/// What a slot's entry does: run the job on a worker (returns `None`), or take the
-/// outcome of a finished job and drop it (returns the job's panic, or its result's).
-#[derive(Clone, Copy)]
-enum Op {
-    Run(*const Worker),
-    Discard,
+/// What a slot holds, as the owner sees it when it pops or drains the slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A join's second branch or a promise: a frame or a handle syncs it and takes its
+    /// outcome.
+    Task,
+    /// A scope or detached task: self-contained, so whoever pops it runs it (PROTOCOLS.md,
+    /// "Spawned tasks in the deque").
+    Spawn,
+    /// A promise that its handle ran in place, out of order: nothing is left in it, and a
+    /// thief that still takes it only marks it done.
+    Claimed,
 }
 
-type ExecFn = unsafe fn(*const Slot, Op) -> Option<Panic>;
+/// The type-erased entries of one type of slot job; a slot points to one of these.
+pub(crate) struct Entry {
+    /// The thief's side (also a relay hand-out): run the job on the worker (null only in
+    /// the loom models), write the outcome, and store `DONE`. Never unwinds.
+    run_stolen: unsafe fn(*const Slot, *const Worker),
+    /// The owner's side after a private pop: take the job out, run it, drop its outcome
+    /// and return its panic. Never unwinds.
+    run_popped: unsafe fn(*const Slot, &Worker) -> Option<Panic>,
+    /// After `DONE`: drop the outcome a thief wrote and return its panic.
+    discard: unsafe fn(*const Slot) -> Option<Panic>,
+    kind: Kind,
+}
+
+/// The entries of a `Task` slot holding a `B` that returns `R`.
+struct TaskEntry<B, R>(PhantomData<fn(B) -> R>);
+
+impl<B, R> TaskEntry<B, R>
+where
+    B: FnOnce(&Worker) -> R + Send,
+    R: Send,
+{
+    const ENTRY: Entry = Entry {
+        run_stolen: run_task_stolen::<B, R>,
+        run_popped: run_task_popped::<B, R>,
+        discard: discard_task::<B, R>,
+        kind: Kind::Task,
+    };
+}
+
+/// The entry of a slot whose promise ran in place.
+const CLAIMED: Entry = Entry {
+    run_stolen: run_claimed_stolen,
+    run_popped: nothing_popped,
+    discard: nothing_to_discard,
+    kind: Kind::Claimed,
+};
 
 /// One task descriptor, one cache line.
 #[repr(C, align(64))]
 pub(crate) struct Slot {
     /// 0: not stolen (or not yet claimed); `DONE`: result ready; else thief index + 1.
     pub(crate) thief: AtomicUsize,
-    exec: RaceCell<Option<ExecFn>>,
+    entry: RaceCell<Option<&'static Entry>>,
     payload: RaceCell<MaybeUninit<[u64; PAYLOAD_BYTES / 8]>>,
 }
 
@@ -120,10 +162,18 @@ unsafe impl Sync for Slot {}
 // SAFETY: as above; the jobs it holds are `Send`.
 unsafe impl Send for Slot {}
 
-/// What a slot holds: the job until it runs, then (if stolen) its outcome.
+/// What a `Task` slot holds: the job until it runs, then (if stolen) its outcome.
 union Payload<B, R> {
     job: ManuallyDrop<B>,
     out: ManuallyDrop<std::thread::Result<R>>,
+}
+
+/// What a `Spawn` slot holds: the deque's link to the spawn slot below it (see
+/// `crate::spawn`), which stays readable after a thief took the job, and the job.
+#[repr(C)]
+struct SpawnPayload<F> {
+    link: *const Slot,
+    job: ManuallyDrop<F>,
 }
 
 /// Whether a job `B` with result `R` can be stored directly in a slot.
@@ -131,11 +181,16 @@ pub(crate) const fn fits<B, R>() -> bool {
     size_of::<Payload<B, R>>() <= PAYLOAD_BYTES && align_of::<Payload<B, R>>() <= 16
 }
 
+/// Whether a spawned job `F` can be stored directly in a slot, beside its link.
+pub(crate) const fn fits_spawn<F>() -> bool {
+    size_of::<SpawnPayload<F>>() <= PAYLOAD_BYTES && align_of::<SpawnPayload<F>>() <= 16
+}
+
 impl Slot {
     pub(crate) fn new() -> Slot {
         Slot {
             thief: AtomicUsize::new(0),
-            exec: RaceCell::new(None),
+            entry: RaceCell::new(None),
             payload: RaceCell::new(MaybeUninit::uninit()),
         }
     }
@@ -150,28 +205,42 @@ impl Slot {
         B: FnOnce(&Worker) -> R + Send,
         R: Send,
     {
+        debug_assert!(fits::<B, R>());
+        let job = Payload::<B, R> {
+            job: ManuallyDrop::new(job),
+        };
         // SAFETY: the caller's contract.
-        unsafe { self.put_with::<B, R>(job, execute::<B, R>) }
+        unsafe { self.put_with(job, &TaskEntry::<B, R>::ENTRY) }
     }
 
-    /// Writes `job` and the entry a thief runs it through.
+    /// Writes a spawned job and its link into the slot.
     ///
     /// # Safety
-    /// As for `put`; `exec` must read the payload as a `Payload<B, R>`.
+    /// As for `put`, with `fits_spawn::<F>()`; `entry` runs a `SpawnPayload<F>`.
     #[inline(always)]
-    unsafe fn put_with<B, R>(&self, job: B, exec: ExecFn) {
-        debug_assert!(fits::<B, R>());
+    pub(crate) unsafe fn put_spawn<F>(&self, link: *const Slot, job: F, entry: &'static Entry) {
+        debug_assert!(fits_spawn::<F>() && entry.kind == Kind::Spawn);
+        let job = SpawnPayload {
+            link,
+            job: ManuallyDrop::new(job),
+        };
+        // SAFETY: the caller's contract.
+        unsafe { self.put_with(job, entry) }
+    }
+
+    /// Writes `payload` and the entry a thief runs it through.
+    ///
+    /// # Safety
+    /// As for `put`; `P` fits the payload, and `entry` reads the payload as a `P`.
+    #[inline(always)]
+    unsafe fn put_with<P>(&self, payload: P, entry: &'static Entry) {
         // SAFETY: by the caller's contract nobody else reads the slot until it is published,
-        // which happens after these writes with release ordering; `fits` bounds size and
-        // alignment of the payload (the field is at offset 16 of a 64-aligned slot).
+        // which happens after these writes with release ordering; the size and alignment
+        // of `P` were checked (the field is at offset 16 of a 64-aligned slot).
         unsafe {
-            self.exec.with_mut(|e| *e = Some(exec));
-            self.payload.with_mut(|p| {
-                let job = Payload::<B, R> {
-                    job: ManuallyDrop::new(job),
-                };
-                ptr::write(p.cast::<Payload<B, R>>(), job)
-            });
+            self.entry.with_mut(|e| *e = Some(entry));
+            self.payload
+                .with_mut(|p| ptr::write(p.cast::<P>(), payload));
         }
     }
 
@@ -209,6 +278,49 @@ impl Slot {
         }
     }
 
+    /// Takes a spawned job out; its link stays in place.
+    ///
+    /// # Safety
+    /// As for `take`, for a slot filled by `put_spawn::<F>`.
+    #[inline(always)]
+    unsafe fn take_spawn<F>(&self) -> F {
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.payload
+                .with_mut(|p| ManuallyDrop::take(&mut (*p.cast::<SpawnPayload<F>>()).job))
+        }
+    }
+
+    /// The link a `Spawn` slot was put with.
+    ///
+    /// # Safety
+    /// The slot holds a spawned job (taken out or not), and no thief writes it: a thief
+    /// only reads a spawn slot's payload.
+    pub(crate) unsafe fn spawn_link(&self) -> *const Slot {
+        // SAFETY: the caller's contract; `link` is the first field of every spawn payload.
+        unsafe { self.payload.with_mut(|p| *p.cast::<*const Slot>()) }
+    }
+
+    /// What the slot holds.
+    ///
+    /// # Safety
+    /// The slot is live in the caller's own deque (filled, not yet popped): only the owner
+    /// writes the entry, and a thief only reads it.
+    pub(crate) unsafe fn kind(&self) -> Kind {
+        // SAFETY: the caller's contract.
+        unsafe { self.entry() }.kind
+    }
+
+    /// # Safety
+    /// The slot is filled, and nobody writes its entry meanwhile.
+    unsafe fn entry(&self) -> &'static Entry {
+        // SAFETY: the steal's acquire CAS (or the owner's own `put`) made the write of the
+        // entry visible, and only the owner writes it, before publishing or while the
+        // slot is private.
+        let entry = unsafe { self.entry.with_mut(|e| *e) };
+        entry.expect("a published slot always has a job")
+    }
+
     /// Runs a stolen job on worker `w` and publishes its outcome. A panic of the job is
     /// part of the outcome: this never unwinds.
     ///
@@ -216,21 +328,17 @@ impl Slot {
     /// The caller won the steal of this slot and has written its index to `thief`.
     pub(crate) unsafe fn run_stolen(&self, w: &Worker) {
         // SAFETY: the caller's contract.
-        unsafe { self.call(Op::Run(w)) };
+        unsafe { (self.entry().run_stolen)(self, w) }
     }
 
-    /// Calls the slot's type-erased entry.
+    /// Runs a job the owner popped privately, dropping its outcome; returns its panic.
+    /// Never unwinds.
     ///
     /// # Safety
-    /// The caller has the slot to itself, and it holds what `op` expects: a job for `Run`,
-    /// an outcome for `Discard`.
-    unsafe fn call(&self, op: Op) -> Option<Panic> {
-        // SAFETY: the steal's acquire CAS (or the owner's own `put`) made the write of
-        // `exec` visible, and no one writes the slot while the caller has it.
-        let exec = unsafe { self.exec.with_mut(|e| *e) };
-        let exec = exec.expect("a published slot always has a job");
-        // SAFETY: `exec` is the `execute::<B, R>` matching the payload `put` wrote.
-        unsafe { exec(self, op) }
+    /// The owner popped this slot privately and it still holds its job.
+    pub(crate) unsafe fn run_popped(&self, w: &Worker) -> Option<Panic> {
+        // SAFETY: the caller's contract.
+        unsafe { (self.entry().run_popped)(self, w) }
     }
 
     /// Reads the outcome a thief wrote and frees the slot for reuse.
@@ -240,6 +348,15 @@ impl Slot {
     /// with job type `B` and result `R`.
     pub(crate) unsafe fn take_outcome<B, R>(&self) -> std::thread::Result<R> {
         self.thief.store(0, Ordering::Relaxed);
+        // SAFETY: as for `read_outcome`.
+        unsafe { self.read_outcome::<B, R>() }
+    }
+
+    /// Reads the outcome a thief wrote, leaving the slot done.
+    ///
+    /// # Safety
+    /// As for `take_outcome`; the outcome is read once.
+    pub(crate) unsafe fn read_outcome<B, R>(&self) -> std::thread::Result<R> {
         // SAFETY: the thief wrote `out` before its release store of `DONE` and no longer
         // touches the slot; the owner's acquire load ordered this read after it.
         unsafe {
@@ -247,72 +364,166 @@ impl Slot {
                 .with_mut(|p| ManuallyDrop::take(&mut (*p.cast::<Payload<B, R>>()).out))
         }
     }
-}
-
-impl Slot {
-    /// Runs the job through its type-erased entry, as a thief would, and frees the slot;
-    /// the outcome is dropped and its panic returned (for futures whose handle was
-    /// forgotten: the panic goes to the scope).
-    ///
-    /// # Safety
-    /// The owner popped this slot privately and it still holds its job.
-    pub(crate) unsafe fn run_and_discard(&self, w: &Worker) -> Option<Panic> {
-        // SAFETY: the caller's contract matches `run_stolen`'s: nobody else has the slot.
-        unsafe { self.run_stolen(w) };
-        // SAFETY: `run_stolen` wrote the outcome on this thread.
-        unsafe { self.discard_outcome() }
-    }
 
     /// Drops the outcome a thief wrote, frees the slot and returns the outcome's panic.
     ///
     /// # Safety
-    /// `thief` has been seen equal to `DONE` with acquire ordering (or the job ran on this
-    /// thread), and the slot's outcome has not been taken.
+    /// `thief` has been seen equal to `DONE` with acquire ordering, and the slot's outcome
+    /// has not been taken.
     pub(crate) unsafe fn discard_outcome(&self) -> Option<Panic> {
         // SAFETY: the caller's contract; the entry matches the outcome's type.
-        let p = unsafe { self.call(Op::Discard) };
+        let p = unsafe { (self.entry().discard)(self) };
         self.thief.store(0, Ordering::Relaxed);
         p
     }
+
+    /// Moves the job out into a slot of the caller's (a bitwise move, as every Rust move
+    /// is) and leaves this slot claimed, for the owner to run the job in place while the
+    /// slot stays in the deque.
+    ///
+    /// # Safety
+    /// As for `claim`, and the slot still holds its job.
+    pub(crate) unsafe fn move_out(&self) -> Slot {
+        let copy = Slot::new();
+        // SAFETY: the caller has the slot to itself; after the copy, only `copy` holds the
+        // job, since this slot's entry no longer reads its payload.
+        unsafe {
+            copy.entry.with_mut(|e| *e = Some(self.entry()));
+            let from = self.payload.with_mut(|p| p.cast_const());
+            copy.payload
+                .with_mut(|p| ptr::copy_nonoverlapping(from, p, 1));
+            self.claim();
+        }
+        copy
+    }
+
+    /// Marks a slot whose job its owner took out (to run it in place) or whose outcome
+    /// it read: a later pop finds nothing to do, and a thief that takes the slot after a
+    /// grow only marks it done.
+    ///
+    /// # Safety
+    /// The owner has the slot to itself: private, or done and its outcome read.
+    pub(crate) unsafe fn claim(&self) {
+        // SAFETY: the caller's contract; a thief reads the entry only after a later
+        // publication (a grow's release CAS) of this slot.
+        unsafe { self.entry.with_mut(|e| *e = Some(&CLAIMED)) };
+    }
 }
 
-/// A slot job's type-erased entry. `Run`: the thief's side: run the job, catch a panic,
-/// write the outcome and mark the slot `DONE`. `Discard`: take that outcome and drop it,
-/// returning its panic (or the panic of the result's drop). Never unwinds.
+/// `Entry::run_stolen` of a `Task` slot: run the job, drain what it left in this worker's
+/// deque, write the outcome, mark the slot `DONE`.
 ///
 /// # Safety
-/// `slot` points to a live slot that the caller has to itself and that was filled by
-/// `put::<B, R>`. For `Run(w)`: the slot still holds its job, the caller claimed it (a
-/// steal, a relay hand-out, or the owner's private pop), and `w` is the live worker of
-/// this thread. For `Discard`: the job has run and its outcome has not been taken.
-unsafe fn execute<B, R>(slot: *const Slot, op: Op) -> Option<Panic>
+/// `slot` points to a live slot filled by `put::<B, R>` that the caller claimed (a steal
+/// or a relay hand-out), and `w` is this thread's live worker.
+unsafe fn run_task_stolen<B, R>(slot: *const Slot, w: *const Worker)
 where
     B: FnOnce(&Worker) -> R + Send,
     R: Send,
 {
-    match op {
-        Op::Run(w) => {
-            // SAFETY: the contract above: the worker is live for this call, and the slot
-            // holds a `B` put with `R` that the caller may take.
-            let (job, w) = unsafe { ((*slot).take::<B, R>(), &*w) };
-            let out = panic::catch_unwind(AssertUnwindSafe(|| job(w)));
-            // SAFETY: claimed, and the job has been moved out.
-            unsafe { Slot::finish::<B, R>(slot, out) };
-            None
-        }
-        Op::Discard => {
-            // SAFETY: the contract above: the slot holds the outcome, which nobody took.
-            let out = unsafe {
-                (*slot)
-                    .payload
-                    .with_mut(|p| ManuallyDrop::take(&mut (*p.cast::<Payload<B, R>>()).out))
-            };
-            match out {
-                Ok(r) => drop_caught(r),
-                Err(p) => Some(p),
-            }
-        }
+    // SAFETY: the contract above.
+    let (job, w) = unsafe { ((*slot).take::<B, R>(), &*w) };
+    let out = crate::spawn::run_draining(w, || panic::catch_unwind(AssertUnwindSafe(|| job(w))));
+    // SAFETY: claimed, and the job has been moved out.
+    unsafe { Slot::finish::<B, R>(slot, out) };
+}
+
+/// `Entry::run_popped` of a `Task` slot (a promise whose handle was leaked).
+///
+/// # Safety
+/// The owner popped `slot` privately; it holds the job `put::<B, R>` wrote.
+unsafe fn run_task_popped<B, R>(slot: *const Slot, w: &Worker) -> Option<Panic>
+where
+    B: FnOnce(&Worker) -> R + Send,
+    R: Send,
+{
+    // SAFETY: the contract above.
+    let job = unsafe { (*slot).take::<B, R>() };
+    let out = crate::spawn::run_draining(w, || panic::catch_unwind(AssertUnwindSafe(|| job(w))));
+    match out {
+        Ok(r) => drop_caught(r),
+        Err(p) => Some(p),
     }
+}
+
+/// `Entry::discard` of a `Task` slot.
+///
+/// # Safety
+/// The slot holds the outcome a thief wrote, which nobody took.
+unsafe fn discard_task<B, R>(slot: *const Slot) -> Option<Panic>
+where
+    B: FnOnce(&Worker) -> R + Send,
+    R: Send,
+{
+    // SAFETY: the contract above.
+    match unsafe { (*slot).read_outcome::<B, R>() } {
+        Ok(r) => drop_caught(r),
+        Err(p) => Some(p),
+    }
+}
+
+/// `Entry::run_popped` of a slot with nothing to run.
+unsafe fn nothing_popped(_: *const Slot, _: &Worker) -> Option<Panic> {
+    None
+}
+
+/// `Entry::discard` of a slot with no outcome.
+unsafe fn nothing_to_discard(_: *const Slot) -> Option<Panic> {
+    None
+}
+
+/// `Entry::run_stolen` of a claimed slot: nothing to run.
+///
+/// # Safety
+/// The caller claimed `slot` by a steal.
+unsafe fn run_claimed_stolen(slot: *const Slot, _: *const Worker) {
+    // SAFETY: the contract above; the store is the thief's last touch.
+    unsafe { (*slot).thief.store(DONE, Ordering::Release) };
+}
+
+/// The entries of a `Spawn` slot holding an `F`, which returns what to do once the
+/// tasks it left in the deque are done.
+pub(crate) struct SpawnEntry<F>(PhantomData<F>);
+
+impl<F> SpawnEntry<F>
+where
+    F: FnOnce(&Worker) -> crate::spawn::Then + Send,
+{
+    pub(crate) const ENTRY: Entry = Entry {
+        run_stolen: run_spawn_stolen::<F>,
+        run_popped: run_spawn_popped::<F>,
+        discard: nothing_to_discard,
+        kind: Kind::Spawn,
+    };
+}
+
+/// `Entry::run_stolen` of a `Spawn` slot.
+///
+/// # Safety
+/// As for `run_task_stolen`, for a slot filled by `put_spawn::<F>`.
+unsafe fn run_spawn_stolen<F>(slot: *const Slot, w: *const Worker)
+where
+    F: FnOnce(&Worker) -> crate::spawn::Then + Send,
+{
+    // SAFETY: the contract above.
+    let (job, w) = unsafe { ((*slot).take_spawn::<F>(), &*w) };
+    crate::spawn::run_draining(w, || job(w)).finish(w);
+    // SAFETY: the contract above; the store is the thief's last touch.
+    unsafe { (*slot).thief.store(DONE, Ordering::Release) };
+}
+
+/// `Entry::run_popped` of a `Spawn` slot.
+///
+/// # Safety
+/// As for `run_task_popped`, for a slot filled by `put_spawn::<F>`.
+unsafe fn run_spawn_popped<F>(slot: *const Slot, w: &Worker) -> Option<Panic>
+where
+    F: FnOnce(&Worker) -> crate::spawn::Then + Send,
+{
+    // SAFETY: the contract above.
+    let job = unsafe { (*slot).take_spawn::<F>() };
+    crate::spawn::run_draining(w, || job(w)).finish(w);
+    None
 }
 
 /// A type-erased job that lives outside the deque: a root, a scope spawn, a detached task.
@@ -339,7 +550,7 @@ impl JobRef {
     /// Called exactly once per job.
     pub(crate) unsafe fn execute(self, w: &Worker) {
         // SAFETY: the contract of `new`.
-        unsafe { (self.exec)(self.data, w) }
+        crate::spawn::run_heap_job(w, || unsafe { (self.exec)(self.data, w) })
     }
 }
 
@@ -355,8 +566,12 @@ impl Slot {
         B: FnOnce() -> R + Send,
         R: Send,
     {
+        debug_assert!(fits::<B, R>());
+        let job = Payload::<B, R> {
+            job: ManuallyDrop::new(job),
+        };
         // SAFETY: as in `put`.
-        unsafe { self.put_with::<B, R>(job, execute_detached::<B, R>) }
+        unsafe { self.put_with(job, &DetachedEntry::<B, R>::ENTRY) }
     }
 
     /// `run_stolen` for a slot filled by `put_detached`.
@@ -365,22 +580,38 @@ impl Slot {
     /// As for `run_stolen`.
     pub(crate) unsafe fn run_stolen_detached(&self) {
         // SAFETY: as in `run_stolen`; the detached entry never reads the worker.
-        unsafe { self.call(Op::Run(ptr::null())) };
+        unsafe { (self.entry().run_stolen)(self, ptr::null()) }
     }
 }
 
-/// `execute` for a job that takes no worker (loom models only).
+/// The entries of a slot filled by `put_detached` (loom models only).
 #[cfg(all(test, loom))]
-unsafe fn execute_detached<B, R>(slot: *const Slot, op: Op) -> Option<Panic>
+struct DetachedEntry<B, R>(PhantomData<fn(B) -> R>);
+
+#[cfg(all(test, loom))]
+impl<B, R> DetachedEntry<B, R>
 where
     B: FnOnce() -> R + Send,
     R: Send,
 {
-    assert!(matches!(op, Op::Run(_)), "the loom models never discard");
-    // SAFETY: as in `execute`.
+    const ENTRY: Entry = Entry {
+        run_stolen: run_detached_stolen::<B, R>,
+        run_popped: nothing_popped,
+        discard: nothing_to_discard,
+        kind: Kind::Task,
+    };
+}
+
+/// `run_task_stolen` for a job that takes no worker (loom models only).
+#[cfg(all(test, loom))]
+unsafe fn run_detached_stolen<B, R>(slot: *const Slot, _: *const Worker)
+where
+    B: FnOnce() -> R + Send,
+    R: Send,
+{
+    // SAFETY: as in `run_task_stolen`.
     let job = unsafe { (*slot).take::<B, R>() };
     let out = panic::catch_unwind(AssertUnwindSafe(job));
-    // SAFETY: as in `execute`.
+    // SAFETY: as in `run_task_stolen`.
     unsafe { Slot::finish::<B, R>(slot, out) };
-    None
 }

@@ -36,8 +36,8 @@ pub struct Worker {
     owner: Owner<Seated>,
     rng: Cell<u64>,
     pub(crate) relay: crate::relay::Local,
-    /// The innermost `Worker::futures` scope running on this worker, if any.
-    pub(crate) futures_scope: Cell<*const ()>,
+    /// Spawned tasks and promises on this worker (`crate::spawn`).
+    pub(crate) spawn: crate::spawn::Local,
     /// How many detached tasks this worker is running (nested through waits).
     pub(crate) detached_depth: Cell<u32>,
     /// `running` while the innermost detached task on this worker runs, else 0.
@@ -128,7 +128,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
             ),
             relay: crate::relay::Local::default(),
-            futures_scope: Cell::new(ptr::null()),
+            spawn: crate::spawn::Local::default(),
             detached_depth: Cell::new(0),
             detached_running: Cell::new(0),
             root_running: Cell::new(0),
@@ -488,7 +488,32 @@ impl Worker {
     /// Pops the top slot, `top`; true if it was still private.
     #[inline(always)]
     pub(crate) fn try_pop_any(&self, top: &Slot) -> bool {
+        self.owner.try_pop_private(top) || self.pop_gated(top)
+    }
+
+    /// A pop of `top` with the pop gate down: spawned tasks above `top` are run first
+    /// (`crate::spawn`), then the scheduler's slow pop.
+    #[cold]
+    #[inline(never)]
+    fn pop_gated(&self, top: &Slot) -> bool {
+        crate::spawn::drain_above(self, top);
         self.owner.try_pop_private(top) || self.pop_slow() == Pop::Private
+    }
+
+    /// Pushes a slot that `write` fills (a spawned task); `None` if the deque is full.
+    #[inline(always)]
+    pub(crate) fn push_written(&self, write: impl FnOnce(&Slot)) -> Option<&Slot> {
+        if let Some(slot) = self.owner.fast_slot() {
+            write(slot);
+            self.owner.advance(slot);
+            return Some(slot);
+        }
+        let slot = self.owner.next_slot()?;
+        write(slot);
+        if self.owner.push() {
+            self.push_slow();
+        }
+        Some(slot)
     }
 
     /// Runs `f`, a task taken from a queue or a steal, counting it as running: a worker
@@ -612,7 +637,7 @@ impl Worker {
         // Relay: a request that came while this worker ran heap jobs (which neither push
         // nor pop) is answered before the next one, not once the list is empty.
         self.poll();
-        if self.run_mail() {
+        if self.run_mail() || crate::spawn::help_own(self) {
             return true;
         }
         let r = &self.registry;
@@ -718,27 +743,6 @@ impl Worker {
 
     pub(crate) fn owner(&self) -> &Owner<Seated> {
         &self.owner
-    }
-
-    /// Queues a heap job where this worker will find it first and thieves can take it.
-    pub(crate) fn push_job(&self, job: JobRef) {
-        match self.registry.scheduler {
-            Scheduler::Lace => self.registry.push_job(self.index, job),
-            Scheduler::Relay => {
-                // Thieves get heap jobs by asking; a producer that spawns in a loop
-                // answers them here, like a push does.
-                let queued = self.registry.push_job_quiet(self.index, job);
-                self.poll();
-                // Workers backing off (asleep or not yet) should ask at once when the list
-                // fills again; once per filling, so that spawning in a loop does not write
-                // a pool-wide word per job.
-                let r = &self.registry;
-                if queued == 1 {
-                    r.news.fetch_add(1, Relaxed);
-                }
-                r.sleep.wake_one();
-            }
-        }
     }
 }
 

@@ -49,7 +49,7 @@ fn joins_scopes_futures_and_detached_tasks() {
         });
         assert_eq!(v, [10, 20, 30, 40]);
         let sum = pool.run(|w| {
-            w.futures(|f| {
+            w.promises(|f| {
                 let a = f.spawn(|w| fib(w, 6));
                 let b = f.spawn(|w| fib(w, 5));
                 let c = f.spawn(|w| fib(w, 3));
@@ -93,7 +93,7 @@ fn panics_with_payloads_that_panic_on_drop() {
         std::mem::forget(r.expect_err("join re-raises the panic"));
         let r = pool.run(|w| {
             panic::catch_unwind(AssertUnwindSafe(|| {
-                w.futures(|f| std::mem::forget(f.spawn(|_| -> u32 { panic!("forgotten") })))
+                w.promises(|f| std::mem::forget(f.spawn(|_| -> u32 { panic!("forgotten") })))
             }))
         });
         assert_eq!(

@@ -2,7 +2,7 @@
 //! at join's cost"; seed 000 §4.3–4.4, the thesis's futures on its finest-grained
 //! recursion).
 //!
-//! Futures are heist's own construct ([`heist::Worker::futures`]), so the kernel runs on
+//! Futures are heist's own construct ([`heist::Worker::promises`]), so the kernel runs on
 //! `seq` (plain recursion, the elision) and the two heist schedulers; compare it with the
 //! `fib` kernel (join) at the same size. The result is checked against an iterative
 //! Fibonacci.
@@ -53,7 +53,7 @@ pub fn fib_futures(w: &heist::Worker, n: u32) -> u64 {
     if n < 2 {
         return u64::from(n);
     }
-    w.futures(|s| {
+    w.promises(|s| {
         let a = s.spawn(move |w| fib_futures(w, n - 1));
         let b = fib_futures(w, n - 2);
         a.join() + b

@@ -2,7 +2,7 @@
 //! (BENCHMARKS.md "Fork-join, recursive"; Prell's thesis §2.8 Treerec, and §4.3–4.4 / Ch. 6,
 //! where "a future for n−1, n−2 computed inline" is the Treerec of every comparison).
 //!
-//! A task `n ≥ 2` spawns `n-1` as a future with [`heist::Worker::futures`], computes
+//! A task `n ≥ 2` spawns `n-1` as a future with [`heist::Worker::promises`], computes
 //! `n-2` itself, then joins the future; a leaf spins for `t` µs and counts 1. The
 //! elision, direct calls of `n-1` then `n-2`, is exactly [`super::treerec::treerec`] on
 //! [`Seq`]. Futures are heist's own construct, so the kernel runs on `seq`, `heist-lace`
@@ -55,7 +55,7 @@ pub fn treerec_futures(w: &heist::Worker, n: u32, t: f64) -> u64 {
         black_box(work::spin(t));
         return 1;
     }
-    w.futures(|s| {
+    w.promises(|s| {
         let a = s.spawn(move |w| treerec_futures(w, n - 1, t));
         let b = treerec_futures(w, n - 2, t);
         a.join() + b

@@ -155,6 +155,9 @@ pub(crate) struct Owner<H: Home> {
     end: *const Slot,
     base: *const Slot,
     o_allstolen: Cell<bool>,
+    /// One past the highest private spawned task, or `base`: pops below it take the slow
+    /// path, so that a sync finds spawned tasks above its own (see `crate::spawn`).
+    o_spawn_top: Cell<*const Slot>,
     /// Relay mode (seed 000): no thief touches the deque; `o_split` is the boundary below
     /// which the owner has handed tasks out in answer to steal requests.
     relay: bool,
@@ -184,6 +187,7 @@ impl<H: Home> Owner<H> {
             end: dq.end(),
             base,
             o_allstolen: Cell::new(!relay),
+            o_spawn_top: Cell::new(base),
             relay,
             dq: NonNull::from(dq),
             counters: NonNull::from(counters),
@@ -301,26 +305,85 @@ impl<H: Home> Owner<H> {
     #[inline(always)]
     pub(crate) fn try_pop_private(&self, top: &Slot) -> bool {
         let top = top as *const Slot;
-        debug_assert_eq!(self.head.get(), top.wrapping_add(1));
         if top >= self.gate().floor.load(Relaxed).cast_const() {
+            // Spawned tasks above `top` keep the floor above it (`set_spawn_top`).
+            debug_assert_eq!(self.head.get(), top.wrapping_add(1));
             self.head.set(Self::slot_ptr(top.addr()));
             return true;
         }
         false
     }
 
-    /// Opens the gates again: pushes up to the end, pops down to `o_split`.
+    /// Opens the gates again: pushes up to the end, pops down to `o_split` (or the
+    /// highest spawned task).
     fn open(&self) {
         self.gate().limit.store(self.end.cast_mut(), Relaxed);
-        self.gate()
-            .floor
-            .store(self.o_split.get().cast_mut(), Relaxed);
+        self.lower_floor();
     }
 
     /// Moves `o_split` (and the pop gate with it).
     fn set_split(&self, p: *const Slot) {
         self.o_split.set(p);
-        self.gate().floor.store(p.cast_mut(), Relaxed);
+        self.lower_floor();
+    }
+
+    /// Sets the pop gate to the lowest slot a fast pop may take: private, and at or above
+    /// every private spawned task. Under relay a requester may have raised the gate; the
+    /// push gate still carries that request to the next push or poll.
+    fn lower_floor(&self) {
+        let floor = self.o_split.get().max(self.o_spawn_top.get());
+        self.gate().floor.store(floor.cast_mut(), Relaxed);
+    }
+
+    /// One past the highest private spawned task (`base` if none).
+    pub(crate) fn spawn_top(&self) -> *const Slot {
+        self.o_spawn_top.get()
+    }
+
+    /// Records `p` as one past the highest private spawned task: after a spawn pushed
+    /// at `p - 1`, or after popping one (`p` is then the link it was pushed with).
+    #[inline]
+    pub(crate) fn set_spawn_top(&self, p: *const Slot) {
+        self.o_spawn_top.set(p);
+        if !self.relay || self.gate().floor.load(Relaxed).cast_const() != self.end {
+            self.lower_floor();
+        }
+    }
+
+    /// The first slot of the array.
+    pub(crate) fn bottom(&self) -> *const Slot {
+        self.base
+    }
+
+    /// Lace: shares half of the private tasks if a thief asked, as a push would. For an
+    /// owner that waits with private tasks below its top (relay answers requests by
+    /// polling instead).
+    pub(crate) fn grow_if_asked(&self) {
+        let head = self.index(self.head.get());
+        let asked = self.gate().limit.load(Relaxed).cast_const() == self.base;
+        if !self.relay && asked && !self.o_allstolen.get() && self.index(self.o_split.get()) < head
+        {
+            self.grow(head);
+        }
+    }
+
+    /// Whether `slot` (in use, below `head`) is private: no thief can take it.
+    pub(crate) fn is_private(&self, slot: &Slot) -> bool {
+        (slot as *const Slot) >= self.o_split.get()
+    }
+
+    /// Makes the slot `slot` private again if no thief took it yet (Lace: a CAS that
+    /// moves `split` down to it, like `shrink`; relay: a slot below `o_split` was handed
+    /// out). Returns whether `slot` is private now; if not, a thief has it.
+    pub(crate) fn take_back(&self, slot: &Slot) -> bool {
+        if self.is_private(slot) {
+            return true;
+        }
+        if self.relay {
+            return false;
+        }
+        let at = self.index(slot);
+        self.lower_split(|tail, _| (tail <= at).then_some(at))
     }
 
     /// The slow half of Lace's push: publish the first task after everything was stolen,
@@ -385,17 +448,26 @@ impl<H: Home> Owner<H> {
 
     /// Takes back the upper half of the shared part; true if everything was stolen.
     fn shrink(&self) -> bool {
+        let moved =
+            self.lower_split(|tail, split| (tail < split).then(|| tail + (split - tail) / 2));
+        if !moved {
+            self.set_allstolen();
+        }
+        !moved
+    }
+
+    /// Moves `split` down to `to(tail, split)` by a CAS, unless `to` gives `None` (for the
+    /// `tail` and `split` last read); returns whether it moved. AcqRel: this CAS is Lace's
+    /// fence; it orders the new split before any later thief CAS, which then fails or sees
+    /// the smaller split.
+    fn lower_split(&self, to: impl Fn(u32, u32) -> Option<u32>) -> bool {
         let dq = self.dq();
         let mut ts = dq.ts.0.load(Acquire);
         loop {
             let (tail, split) = unpack(ts);
-            if tail >= split {
-                self.set_allstolen();
-                return true;
-            }
-            let new_split = tail + (split - tail) / 2;
-            // AcqRel: this CAS is Lace's fence; it orders the new split before any later
-            // thief CAS, which then fails or sees the smaller split.
+            let Some(new_split) = to(tail, split) else {
+                return false;
+            };
             match dq
                 .ts
                 .0
@@ -404,7 +476,7 @@ impl<H: Home> Owner<H> {
                 Ok(_) => {
                     self.set_split(self.at(new_split));
                     stat!(self.counters(), shrinks);
-                    return false;
+                    return true;
                 }
                 Err(now) => ts = now,
             }
@@ -428,6 +500,11 @@ impl<H: Home> Owner<H> {
         let head = self.head.get();
         // SAFETY: `head > base`, so `head - 1` is a live slot of the array.
         (head > self.base).then(|| unsafe { (&*head.sub(1), self.index(head) - 1) })
+    }
+
+    /// The position of `slot`, a slot of this deque.
+    pub(crate) fn index_of(&self, slot: &Slot) -> u32 {
+        self.index(slot)
     }
 
     /// The number of slots in use.

@@ -1,0 +1,317 @@
+//! Spawned tasks in the deque: scope and detached tasks are slots of the same split deque
+//! (Lace) or private deque (relay) as the second branches of joins, stolen and handed out
+//! like them ("Lace: non-blocking split deque for work-stealing"; Prell, "Embracing
+//! Explicit Communication in Work-Stealing Runtime Systems", §4.1–4.3). A job that fits
+//! is stored in its slot; a larger one is boxed.
+//!
+//! A spawned task has no frame waiting for it at a fixed place, so its slot may sit above
+//! the slot of a join or a promise when that one is synced. The rules that make this work
+//! (PROTOCOLS.md, "Spawned tasks in the deque"):
+//!
+//! - Whoever pops a spawned task runs it. A sync that finds spawned tasks above its own
+//!   slot runs (or waits for) them first; the owner's pop gate keeps such a sync off the
+//!   fast path (`Owner::set_spawn_top`, with a link from each spawned slot to the one
+//!   below it).
+//! - A worker that runs a slot it did not push itself, or a spawned slot it popped,
+//!   drains what the task left in its deque before the task counts as finished
+//!   (`run_draining`). So `DONE` on a slot means its task and every task it spawned into
+//!   worker deques are finished.
+//! - A scope therefore needs no count for tasks spawned on its own worker or inside slot
+//!   runs: it drains its worker's deque down to its base. Only tasks spawned from other
+//!   places (another thread, a root or heap job on another worker) are counted.
+//! - Detached tasks are counted per worker (`Counts`): made where spawned, done where
+//!   run; a barrier reads the done counts, then the made counts.
+
+use crate::pool::Registry;
+use crate::task::{self, Kind, Panic, Slot, SpawnEntry};
+use crate::worker::Worker;
+use std::cell::Cell;
+use std::ptr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Acquire, Ordering::Release};
+
+/// A worker's own spawning state.
+pub(crate) struct Local {
+    /// The innermost scope or promises scope running on this worker: only it may push
+    /// promises (`crate::promise`).
+    pub(crate) innermost: Cell<*const ()>,
+    /// Whether the innermost task this worker runs is a slot run, which drains before it
+    /// finishes (`run_draining`); false in a heap job (a root, a job from outside).
+    in_slot: Cell<bool>,
+}
+
+impl Default for Local {
+    fn default() -> Local {
+        Local {
+            innermost: Cell::new(ptr::null()),
+            in_slot: Cell::new(false),
+        }
+    }
+}
+
+/// What a spawned task's slot run does once the tasks it left in the deque are done.
+pub(crate) enum Then {
+    /// Nothing: the scope finds the task through the deque.
+    Nothing,
+    /// A counted scope task: release one from the scope's count (the last touch of it).
+    Release(*const AtomicUsize),
+    /// A detached task: count it done on this worker.
+    Detached,
+}
+
+impl Then {
+    pub(crate) fn finish(self, w: &Worker) {
+        match self {
+            Then::Nothing => {}
+            // SAFETY: the scope waits for its count to reach zero before it frees it, so
+            // the count is alive until this decrement, which is the last touch.
+            Then::Release(pending) => unsafe {
+                (*pending).fetch_sub(1, Release);
+            },
+            Then::Detached => {
+                w.registry().spawns.done(w);
+                crate::barrier::deque_task_ended(w.registry());
+            }
+        }
+    }
+}
+
+/// Runs `f`, a slot's task on `w`, then runs or waits for everything it left above the
+/// current top of `w`'s deque.
+#[inline]
+pub(crate) fn run_draining<R>(w: &Worker, f: impl FnOnce() -> R) -> R {
+    let depth = w.owner().depth();
+    let outer = w.spawn.in_slot.replace(true);
+    let r = f();
+    if w.owner().depth() != depth {
+        drain_to(w, depth, task::drop_panic);
+    }
+    w.spawn.in_slot.set(outer);
+    r
+}
+
+/// Runs `f`, a heap job (a root, a job from outside) on `w`. Its spawns are not drained
+/// when it ends, so a scope counts those made in it.
+pub(crate) fn run_heap_job(w: &Worker, f: impl FnOnce()) {
+    let outer = w.spawn.in_slot.replace(false);
+    f();
+    w.spawn.in_slot.set(outer);
+}
+
+/// Whether a scope task spawned on `w` for a scope owned by `owner` is found by draining:
+/// `w` is the scope's own worker (whose deque the scope drains), or `w` runs a slot (which
+/// drains before it finishes).
+pub(crate) fn drained_on(w: &Worker, owner: usize) -> bool {
+    w as *const Worker as usize == owner || w.spawn.in_slot.get()
+}
+
+/// Runs or waits for every slot above `depth` in `w`'s deque, newest first. The panics
+/// of promises whose handles were leaked go to `sink`; spawned tasks keep their own.
+pub(crate) fn drain_to(w: &Worker, depth: u32, mut sink: impl FnMut(Panic)) {
+    while let Some((top, below)) = w.owner().top() {
+        if below < depth {
+            break;
+        }
+        if let Some(p) = pop_and_finish(w, top) {
+            sink(p);
+        }
+    }
+}
+
+/// The slow path of a sync whose slot `top` has slots above it: spawned tasks, which are
+/// run (or awaited) first.
+#[cold]
+#[inline(never)]
+pub(crate) fn drain_above(w: &Worker, top: &Slot) {
+    let Some((_, below)) = w.owner().top() else {
+        return;
+    };
+    let depth = w.owner().index_of(top) + 1;
+    if below >= depth {
+        drain_to(w, depth, task::drop_panic);
+    }
+}
+
+/// Pops the top slot `top` and finishes it: runs a private one, waits for a stolen one.
+/// Returns the panic of a leaked promise.
+fn pop_and_finish(w: &Worker, top: &Slot) -> Option<Panic> {
+    // SAFETY: `top` is a filled slot of this worker's own deque.
+    let kind = unsafe { top.kind() };
+    if w.try_pop_any(top) {
+        if kind == Kind::Spawn {
+            // SAFETY: a spawn slot, popped privately; the job is taken out by `run_popped`
+            // after this, while nothing else writes the slot.
+            w.owner().set_spawn_top(unsafe { top.spawn_link() });
+        }
+        // SAFETY: popped privately; it still holds its job (or nothing, if claimed).
+        return unsafe { top.run_popped(w) };
+    }
+    w.await_done(top);
+    if kind == Kind::Spawn {
+        // SAFETY: a spawn slot whose thief is done: it only read the payload.
+        w.owner().set_spawn_top(unsafe { top.spawn_link() });
+    }
+    // SAFETY: `await_done` saw `DONE` with acquire ordering, and nobody took the outcome.
+    unsafe { top.discard_outcome() }
+}
+
+/// Runs one spawned task of `w`'s own deque, if it has one within reach: the top slot
+/// (run, or waited for; popped if claimed), or else the highest private spawned task, run in place and left
+/// claimed, since a frame that syncs the top still needs it. False if there is none. For
+/// the scheduling loop and for waits: a worker's own spawned tasks come first, and a wait
+/// inside a join branch must not sit on those buried under the branch's sibling.
+pub(crate) fn help_own(w: &Worker) -> bool {
+    let owner = w.owner();
+    owner.grow_if_asked();
+    let Some((top, _)) = owner.top() else {
+        return false;
+    };
+    // SAFETY: `top` is a filled slot of this worker's own deque. A claimed slot on top is
+    // popped too: nothing depends on it any more.
+    if unsafe { top.kind() } != Kind::Task {
+        w.busy(|| {
+            pop_and_finish(w, top)
+                .into_iter()
+                .for_each(task::drop_panic)
+        });
+        return true;
+    }
+    let below = owner.spawn_top();
+    if below <= owner.bottom() {
+        return false;
+    }
+    // SAFETY: `spawn_top` is one past a spawn slot in use, below `top`.
+    let slot = unsafe { &*below.sub(1) };
+    if !owner.is_private(slot) {
+        return false;
+    }
+    // SAFETY: a private spawn slot: nobody else touches it; the link is read and the job
+    // taken out before the slot is marked claimed (a thief that takes it after a grow then
+    // runs nothing), and the claimed slot leaves the chain of spawned tasks.
+    let job = unsafe {
+        owner.set_spawn_top(slot.spawn_link());
+        slot.move_out()
+    };
+    // SAFETY: `job` holds the spawned job, on this worker's stack alone.
+    w.busy(|| {
+        unsafe { job.run_popped(w) }
+            .into_iter()
+            .for_each(task::drop_panic)
+    });
+    true
+}
+
+/// Pushes `job` as a spawned task on `w`'s deque; a job too large for a slot is boxed.
+/// With the deque full, it runs at once.
+#[inline]
+pub(crate) fn push<F>(w: &Worker, job: F)
+where
+    F: FnOnce(&Worker) -> Then + Send,
+{
+    if task::fits_spawn::<F>() {
+        push_fitting(w, job);
+    } else {
+        let job = Box::new(job);
+        push_fitting(w, move |w: &Worker| (*job)(w));
+    }
+}
+
+/// `push` for a job that fits in a slot.
+#[inline(always)]
+fn push_fitting<F>(w: &Worker, job: F)
+where
+    F: FnOnce(&Worker) -> Then + Send,
+{
+    let link = w.owner().spawn_top();
+    let mut job = Some(job);
+    let pushed = w.push_written(|slot| {
+        let job = job.take().expect("written once");
+        // SAFETY: `push_written` hands over the free slot at `head`, not yet visible to
+        // thieves; `F` fits beside its link, and the entry is `F`'s.
+        unsafe { slot.put_spawn(link, job, &SpawnEntry::<F>::ENTRY) };
+    });
+    match pushed {
+        Some(slot) => {
+            let above = (slot as *const Slot).wrapping_add(1);
+            w.owner().set_spawn_top(above);
+        }
+        None => run_full(w, job.expect("not written")),
+    }
+}
+
+/// A spawn that found the deque full: the task runs at once, like a slot that was pushed
+/// and popped.
+#[cold]
+#[inline(never)]
+fn run_full<F>(w: &Worker, job: F)
+where
+    F: FnOnce(&Worker) -> Then + Send,
+{
+    run_draining(w, || job(w)).finish(w);
+}
+
+/// Spawns a detached task on `w`: counted made here, a slot of `w`'s deque.
+pub(crate) fn detached<F: FnOnce(&Worker) + Send + 'static>(w: &Worker, f: F) {
+    w.registry().spawns.made(w);
+    push(w, move |w: &Worker| {
+        crate::barrier::run_detached(w, f);
+        Then::Detached
+    });
+}
+
+/// Per-worker counts of detached tasks made (spawned on the worker) and done (run on
+/// it), each written by its worker alone.
+pub(crate) struct Counts {
+    per_worker: Box<[crate::lace::deque::Padded<[AtomicU64; 2]>]>,
+}
+
+const MADE: usize = 0;
+const DONE: usize = 1;
+
+impl Counts {
+    pub(crate) fn new(workers: usize) -> Counts {
+        Counts {
+            per_worker: (0..workers)
+                .map(|_| crate::lace::deque::Padded([AtomicU64::new(0), AtomicU64::new(0)]))
+                .collect(),
+        }
+    }
+
+    /// Adds one to `w`'s count `which`: a load and a store, since only `w` writes it.
+    fn bump(&self, w: &Worker, which: usize) {
+        let c = &self.per_worker[w.index()].0[which];
+        c.store(c.load(std::sync::atomic::Ordering::Relaxed) + 1, Release);
+    }
+
+    pub(crate) fn made(&self, w: &Worker) {
+        self.bump(w, MADE);
+    }
+
+    pub(crate) fn done(&self, w: &Worker) {
+        self.bump(w, DONE);
+    }
+
+    /// Detached tasks made on workers and not yet done, as of some moment during the
+    /// call, or more. The done counts are read first: a task counted done was made before
+    /// (its spawn happens before its run), so its made count is seen by the later reads;
+    /// a task made after the first read only adds to the result.
+    pub(crate) fn pending(&self) -> u64 {
+        let done: u64 = self
+            .per_worker
+            .iter()
+            .map(|c| c.0[DONE].load(Acquire))
+            .sum();
+        let made: u64 = self
+            .per_worker
+            .iter()
+            .map(|c| c.0[MADE].load(Acquire))
+            .sum();
+        made - done
+    }
+}
+
+impl Registry {
+    /// Detached tasks spawned on workers and not finished (see `Counts::pending`).
+    pub(crate) fn detached_in_deques(&self) -> u64 {
+        self.spawns.pending()
+    }
+}
