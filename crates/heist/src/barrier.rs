@@ -37,7 +37,8 @@ pub(crate) struct Detached {
     pub(crate) handler: Option<PanicHandler>,
     /// The last handle was dropped inside the pool: its workers stop once `pending` is 0.
     closing: AtomicBool,
-    /// Barriers waiting: a detached task that ends then checks whether all are done.
+    /// Threads outside the pool waiting in a barrier: a detached task that ends then checks
+    /// whether all are done. (A worker in a barrier looks for itself while it waits.)
     waiting: std::sync::atomic::AtomicUsize,
 }
 
@@ -176,7 +177,6 @@ fn wait(registry: &Arc<Registry>) {
         return crate::relay::barrier(registry, w);
     }
     let d = &registry.detached;
-    d.waiting.fetch_add(1, SeqCst);
     match w {
         // The detached tasks this one runs inside (nested on this worker's stack) cannot
         // finish before it does: waiting for them would never end.
@@ -185,6 +185,7 @@ fn wait(registry: &Arc<Registry>) {
             left <= u64::from(w.detached_depth.get())
         }),
         None => {
+            d.waiting.fetch_add(1, SeqCst);
             let mut g = lock(&d.panic);
             while !all_done(registry) {
                 // A task in a deque may end unseen (`deque_task_ended`): look again soon.
@@ -194,9 +195,10 @@ fn wait(registry: &Arc<Registry>) {
                     .wait_timeout(g, t)
                     .map_or_else(|e| e.into_inner().0, |r| r.0);
             }
+            drop(g);
+            d.waiting.fetch_sub(1, SeqCst);
         }
     }
-    d.waiting.fetch_sub(1, SeqCst);
     if let Some(p) = take_panic(registry) {
         panic::resume_unwind(p);
     }
@@ -247,8 +249,9 @@ impl Pool {
 
 impl Worker {
     /// Spawns a detached task on this worker's pool (see [`Pool::spawn_detached`]).
+    #[inline]
     pub fn spawn_detached<F: FnOnce(&Worker) + Send + 'static>(&self, f: F) {
-        spawn(self.registry(), f);
+        crate::spawn::detached(self, f);
     }
 
     /// Waits for the detached tasks of this worker's pool (see [`Pool::barrier`]).

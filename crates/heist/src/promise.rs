@@ -13,14 +13,15 @@
 //! marks the slot claimed once it has read the outcome.
 //!
 //! Handles live inside [`Worker::promises`], which finishes whatever is left when its
-//! closure returns, so a handle leaked with `mem::forget` cannot outlive what its task
-//! borrows; its panic reaches the caller of `promises`. A full deque never fails a spawn:
-//! the task then runs at once, and its handle keeps the result.
+//! closure returns, so a handle that is dropped or leaked without being joined cannot
+//! outlive what its task borrows; its task's panic reaches the caller of `promises`. A
+//! full deque never fails a spawn: the task then runs at once, and its handle keeps the
+//! result.
 
 use crate::spawn;
 use crate::task::{self, Panic, Slot, DONE};
 use crate::worker::Worker;
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::marker::PhantomData;
 use std::mem::{self, ManuallyDrop};
 use std::panic::{self, AssertUnwindSafe};
@@ -34,41 +35,53 @@ pub struct Promises<'w> {
     base: u32,
     /// The innermost scope before this one (restored at the end).
     outer: *const (),
-    /// A panic is kept in `panic` or `ready`.
-    troubled: Cell<bool>,
-    /// The first panic of a dropped or leaked promise.
-    panic: Cell<Option<Panic>>,
-    /// Panics of tasks that ran at spawn, by the id their handle holds: kept here, not in
-    /// the handle, so that a leaked handle's panic still reaches the end of the scope.
-    ready: RefCell<Vec<(u32, Panic)>>,
-    next_ready: Cell<u32>,
+    /// The slot of the newest pushed promise whose handle may still pop it (null if
+    /// none): the top of the deque while this scope is innermost, up to spawned tasks
+    /// (which the pop gate guards) and claimed slots left above it.
+    newest: Cell<*const Slot>,
+    /// Panics for the end of the scope, once there are any (null until then, so that a
+    /// scope without panics only tests one word at its end).
+    trouble: Cell<*mut Trouble>,
     /// Invariant in `'w`, so tasks cannot borrow anything that dies inside the scope.
     _inv: PhantomData<&'w mut &'w ()>,
 }
 
+/// The panics a scope keeps for its end.
+#[derive(Default)]
+struct Trouble {
+    /// The first panic of a promise whose handle was not joined.
+    first: Option<Panic>,
+    /// Panics of tasks that ran at spawn, by the id their handle holds: kept here, not in
+    /// the handle, so that a leaked handle's panic still reaches the end of the scope.
+    ready: Vec<(u32, Panic)>,
+    next_id: u32,
+}
+
 /// The handle of a spawned task; [`Promise::join`] waits for its result.
 ///
-/// Dropping a handle without joining it waits for the task and discards its result (a
-/// panic in it is re-raised when the [`Worker::promises`] scope ends).
+/// A handle that is dropped (or leaked) without being joined leaves its task to the end of
+/// the [`Worker::promises`] scope, which finishes it, discards its result, and re-raises
+/// its panic.
 pub struct Promise<'f, 'w, R> {
     scope: &'f Promises<'w>,
-    state: State<'w, R>,
+    /// The task's slot, or null if it ran at spawn.
+    slot: *const Slot,
+    /// The scope's `newest` when this task was pushed.
+    below: *const Slot,
+    join: JoinFn<R>,
+    /// The outcome of a task that ran at spawn (full deque, or not spawned from the
+    /// innermost scope): its result, or the id of its panic in the scope's `Trouble`.
+    ready: Option<Result<R, u32>>,
+    _slot: PhantomData<&'w Slot>,
 }
 
 /// How a handle finishes its pushed task: on top of the innermost scope (pop it), or in
 /// place.
 type JoinFn<R> = fn(&Worker, &Slot, bool) -> R;
 
-enum State<'w, R> {
-    Pushed {
-        slot: &'w Slot,
-        join: JoinFn<R>,
-    },
-    /// The task ran at spawn (full deque, or not spawned from the innermost scope).
-    Ready(R),
-    /// As `Ready`, but the task panicked: the panic waits in the scope's `ready`.
-    Panicked(u32),
-    Joined,
+/// The `join` of a handle whose task ran at spawn.
+fn never_pushed<R>(_: &Worker, _: &Slot, _: bool) -> R {
+    unreachable!("a task that ran at spawn has no slot")
 }
 
 /// Finishes the task in `slot`, put with `B` and `R`: the newest task of the innermost
@@ -135,31 +148,41 @@ impl<'w> Promises<'w> {
     /// Called where this is not the innermost scope of its worker (inside a nested
     /// [`Worker::promises`] or [`Worker::scope`] body), or with the deque full, `f` runs
     /// at once and the handle keeps its result.
+    #[inline]
     pub fn spawn<'f, F, R>(&'f self, f: F) -> Promise<'f, 'w, R>
     where
         F: FnOnce(&Worker) -> R + Send + 'w,
         R: Send + 'w,
     {
         let w = self.w;
-        let state = if !ptr::eq(w.spawn.innermost.get(), self.id()) {
-            self.run_at_spawn(f)
-        } else if task::fits::<F, R>() {
-            match w.push_task::<F, R>(f) {
-                Ok(slot) => State::Pushed {
-                    slot,
-                    join: join_pushed::<F, R>,
-                },
-                Err(f) => self.run_at_spawn(f),
-            }
-        } else {
-            self.spawn_boxed(f)
-        };
-        Promise { scope: self, state }
+        if !ptr::eq(w.spawn.innermost.get(), self.id()) {
+            return self.run_at_spawn(f);
+        }
+        if !task::fits::<F, R>() {
+            return self.spawn_boxed(f);
+        }
+        match w.push_task::<F, R>(f) {
+            Ok(slot) => self.pushed(slot, join_pushed::<F, R>),
+            Err(f) => self.run_at_spawn(f),
+        }
+    }
+
+    /// The handle of a task pushed into `slot`, now the scope's newest.
+    #[inline(always)]
+    fn pushed<'f, R>(&'f self, slot: *const Slot, join: JoinFn<R>) -> Promise<'f, 'w, R> {
+        Promise {
+            scope: self,
+            slot,
+            below: self.newest.replace(slot),
+            join,
+            ready: None,
+            _slot: PhantomData,
+        }
     }
 
     /// A task too large for a slot: its job and result go to the heap.
     #[inline(never)]
-    fn spawn_boxed<F, R>(&self, f: F) -> State<'w, R>
+    fn spawn_boxed<'f, F, R>(&'f self, f: F) -> Promise<'f, 'w, R>
     where
         F: FnOnce(&Worker) -> R + Send + 'w,
         R: Send + 'w,
@@ -168,62 +191,87 @@ impl<'w> Promises<'w> {
         self.push_boxed(move |w: &Worker| Box::new(f(w)))
     }
 
-    fn push_boxed<B, R>(&self, job: B) -> State<'w, R>
+    fn push_boxed<'f, B, R>(&'f self, job: B) -> Promise<'f, 'w, R>
     where
         B: FnOnce(&Worker) -> Box<R> + Send + 'w,
         R: Send + 'w,
     {
         match self.w.push_task::<B, Box<R>>(job) {
-            Ok(slot) => State::Pushed {
-                slot,
-                join: join_boxed::<B, R>,
-            },
+            Ok(slot) => self.pushed(slot, join_boxed::<B, R>),
             Err(job) => self.run_at_spawn(move |w| *job(w)),
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn run_at_spawn<F, R>(&self, f: F) -> State<'w, R>
+    fn run_at_spawn<'f, F, R>(&'f self, f: F) -> Promise<'f, 'w, R>
     where
         F: FnOnce(&Worker) -> R,
     {
-        match panic::catch_unwind(AssertUnwindSafe(|| f(self.w))) {
-            Ok(r) => State::Ready(r),
+        let out = match panic::catch_unwind(AssertUnwindSafe(|| f(self.w))) {
+            Ok(r) => Ok(r),
             Err(p) => {
-                let id = self.next_ready.get();
-                self.next_ready.set(id + 1);
-                self.ready.borrow_mut().push((id, p));
-                self.troubled.set(true);
-                State::Panicked(id)
+                let t = self.trouble();
+                let id = t.next_id;
+                t.next_id += 1;
+                t.ready.push((id, p));
+                Err(id)
             }
+        };
+        Promise {
+            scope: self,
+            slot: ptr::null(),
+            below: ptr::null(),
+            join: never_pushed::<R>,
+            ready: Some(out),
+            _slot: PhantomData,
         }
+    }
+
+    /// The scope's panics, made on first use.
+    #[allow(clippy::mut_from_ref)]
+    fn trouble(&self) -> &mut Trouble {
+        if self.trouble.get().is_null() {
+            self.trouble.set(Box::into_raw(Box::default()));
+        }
+        // SAFETY: made above and freed only by `take_trouble`; a scope is used by its own
+        // thread alone (it is not `Sync`), and no caller keeps the reference across a call
+        // that could reach this again.
+        unsafe { &mut *self.trouble.get() }
+    }
+
+    /// Takes the scope's panics, if any, leaving none.
+    fn take_trouble(&self) -> Option<Box<Trouble>> {
+        let t = self.trouble.replace(ptr::null_mut());
+        // SAFETY: `t` came from `Box::into_raw` in `trouble` and is owned by the scope.
+        (!t.is_null()).then(|| unsafe { Box::from_raw(t) })
     }
 
     /// The panic of the task of handle `id`, which ran at spawn.
     fn take_ready(&self, id: u32) -> Panic {
-        let mut ready = self.ready.borrow_mut();
+        let ready = &mut self.trouble().ready;
         let i = ready.iter().position(|&(s, _)| s == id);
         ready
             .swap_remove(i.expect("a panicked task left its panic"))
             .1
     }
 
-    /// Keeps the first panic of a dropped or leaked promise for the end of the scope.
+    /// Keeps the first panic of a promise whose handle was not joined.
     fn record(&self, p: Panic) {
-        let mut first = self.panic.take();
-        task::keep_first(&mut first, p);
-        self.panic.set(first);
-        self.troubled.set(true);
+        task::keep_first(&mut self.trouble().first, p);
     }
 
-    /// Whether `slot` is on top of the deque and this scope is the innermost one, so that
-    /// popping it pops nothing that belongs to another scope.
+    /// Whether the handle of `slot`, pushed when `below` was the newest, may pop it: it
+    /// is the scope's newest, and this scope is the innermost one, so that popping it pops
+    /// nothing of another scope. Then the scope's newest is `below` again.
     #[inline(always)]
-    fn on_top(&self, slot: &Slot) -> bool {
-        let w = self.w;
-        ptr::eq(w.spawn.innermost.get(), self.id())
-            && w.owner().top().is_some_and(|(s, _)| ptr::eq(s, slot))
+    fn pop_newest(&self, slot: *const Slot, below: *const Slot) -> bool {
+        let newest =
+            ptr::eq(self.newest.get(), slot) && ptr::eq(self.w.spawn.innermost.get(), self.id());
+        if newest {
+            self.newest.set(below);
+        }
+        newest
     }
 
     /// Ends the scope after its closure returned `out`.
@@ -231,21 +279,25 @@ impl<'w> Promises<'w> {
     fn end<T>(&self, out: T) -> T {
         let w = self.w;
         w.spawn.innermost.set(self.outer);
-        if w.owner().depth() != self.base || self.troubled.get() {
+        if w.owner().depth() != self.base || !self.trouble.get().is_null() {
             return self.end_slow(out);
         }
         out
     }
 
-    /// The end of a scope with tasks left (leaked handles, or spawned tasks) or panics.
+    /// The end of a scope with tasks left (unjoined handles, or spawned tasks) or panics.
     #[cold]
     #[inline(never)]
     fn end_slow<T>(&self, out: T) -> T {
         spawn::drain_to(self.w, self.base, |p| self.record(p));
-        for (_, p) in self.ready.take() {
-            self.record(p);
+        let Some(t) = self.take_trouble() else {
+            return out;
+        };
+        let mut first = t.first;
+        for (_, p) in t.ready {
+            task::keep_first(&mut first, p);
         }
-        task::resume_first(Ok(out), self.panic.take())
+        task::resume_first(Ok(out), first)
     }
 }
 
@@ -258,46 +310,30 @@ impl Drop for EndOnUnwind<'_, '_> {
         let s = self.0;
         s.w.spawn.innermost.set(s.outer);
         spawn::drain_to(s.w, s.base, task::drop_panic);
-        s.ready
-            .take()
-            .into_iter()
-            .for_each(|(_, p)| task::drop_panic(p));
-        s.panic.take().into_iter().for_each(task::drop_panic);
+        if let Some(t) = s.take_trouble() {
+            t.first.into_iter().for_each(task::drop_panic);
+            t.ready.into_iter().for_each(|(_, p)| task::drop_panic(p));
+        }
     }
 }
 
 impl<R> Promise<'_, '_, R> {
     /// Waits for the task and returns its result, re-raising its panic. Handles may be
     /// joined in any order.
+    #[inline]
     pub fn join(self) -> R {
-        let mut this = ManuallyDrop::new(self);
+        let this = ManuallyDrop::new(self);
         let scope = this.scope;
-        match mem::replace(&mut this.state, State::Joined) {
-            State::Pushed { slot, join } => join(scope.w, slot, scope.on_top(slot)),
-            State::Ready(r) => r,
-            State::Panicked(id) => panic::resume_unwind(scope.take_ready(id)),
-            State::Joined => unreachable!("a promise is joined once"),
+        if !this.slot.is_null() {
+            // SAFETY: a pushed task's slot stays in use until this handle finishes it.
+            let slot = unsafe { &*this.slot };
+            return (this.join)(scope.w, slot, scope.pop_newest(slot, this.below));
         }
-    }
-}
-
-impl<R> Drop for Promise<'_, '_, R> {
-    fn drop(&mut self) {
-        let scope = self.scope;
-        let lost = match mem::replace(&mut self.state, State::Joined) {
-            State::Joined => return,
-            State::Pushed { slot, join } => {
-                let on_top = scope.on_top(slot);
-                match panic::catch_unwind(AssertUnwindSafe(|| join(scope.w, slot, on_top))) {
-                    Ok(r) => task::drop_caught(r),
-                    Err(p) => Some(p),
-                }
-            }
-            State::Ready(r) => task::drop_caught(r),
-            State::Panicked(id) => Some(scope.take_ready(id)),
-        };
-        if let Some(p) = lost {
-            scope.record(p);
+        // SAFETY: `this` is not dropped, so the outcome is moved out of it exactly once.
+        match unsafe { ptr::read(&this.ready) } {
+            Some(Ok(r)) => r,
+            Some(Err(id)) => panic::resume_unwind(scope.take_ready(id)),
+            None => unreachable!("a promise is joined once"),
         }
     }
 }
@@ -326,10 +362,8 @@ impl Worker {
             w: self,
             base: self.owner().depth(),
             outer: self.spawn.innermost.get(),
-            troubled: Cell::new(false),
-            panic: Cell::new(None),
-            ready: RefCell::new(Vec::new()),
-            next_ready: Cell::new(0),
+            newest: Cell::new(ptr::null()),
+            trouble: Cell::new(ptr::null_mut()),
             _inv: PhantomData,
         };
         self.spawn.innermost.set(scope.id());

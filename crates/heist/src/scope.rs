@@ -130,7 +130,21 @@ impl<'scope> Scope<'scope> {
 
     /// Spawns `f` to run on the pool before the scope ends. `f` receives the scope, so it
     /// can spawn more tasks.
+    #[inline]
     pub fn spawn<F>(&self, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        match self.worker() {
+            Some(w) if spawn::drained_on(w, self.shared().owner) => push_drained(w, f, self.shared),
+            _ => self.spawn_elsewhere(f),
+        }
+    }
+
+    /// `spawn` off the task's own worker thread, or where no drain finds the task.
+    #[cold]
+    #[inline(never)]
+    fn spawn_elsewhere<F>(&self, f: F)
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
@@ -144,15 +158,10 @@ impl<'scope> Scope<'scope> {
         let Some(w) = here else {
             return self.inject(f);
         };
-        let to = SharedPtr(shared);
         if spawn::drained_on(w, shared.owner) {
-            // SAFETY: a drain finds the task before the scope ends (`spawn::drained_on`),
-            // so the scope outlives it.
-            spawn::push(w, move |w: &Worker| {
-                unsafe { run_task(f, to, w) };
-                Then::Nothing
-            });
+            push_drained(w, f, shared);
         } else {
+            let to = SharedPtr(shared);
             shared.pending.fetch_add(1, Relaxed);
             // SAFETY: the scope waits for its count, which this task holds until `Then`
             // releases it, after the task and what it left in the deque are done.
@@ -182,6 +191,21 @@ impl<'scope> Scope<'scope> {
         let job = unsafe { JobRef::new(data, execute::<F> as unsafe fn(*const (), &Worker)) };
         shared.registry.inject(job, false);
     }
+}
+
+/// Pushes `f` on `w`, where a drain finds it before the scope ends (`spawn::drained_on`).
+#[inline(always)]
+fn push_drained<'scope, F>(w: &Worker, f: F, shared: *const Shared)
+where
+    F: FnOnce(&Scope<'scope>) + Send + 'scope,
+{
+    let to = SharedPtr(shared);
+    // SAFETY: the drain that finds the task comes before the scope ends, so the scope
+    // outlives it.
+    spawn::push(w, move |w: &Worker| {
+        unsafe { run_task(f, to, w) };
+        Then::Nothing
+    });
 }
 
 /// A scope's shared part, as a task holds it.

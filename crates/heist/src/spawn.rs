@@ -136,8 +136,9 @@ pub(crate) fn drain_above(w: &Worker, top: &Slot) {
 fn pop_and_finish(w: &Worker, top: &Slot) -> Option<Panic> {
     // SAFETY: `top` is a filled slot of this worker's own deque.
     let kind = unsafe { top.kind() };
-    if w.try_pop_any(top) {
-        if kind == Kind::Spawn {
+    let spawned = kind == Kind::Spawn;
+    if (spawned && w.owner().pop_spawned(top)) || w.try_pop_any(top) {
+        if spawned {
             // SAFETY: a spawn slot, popped privately; the job is taken out by `run_popped`
             // after this, while nothing else writes the slot.
             w.owner().set_spawn_top(unsafe { top.spawn_link() });
@@ -146,7 +147,7 @@ fn pop_and_finish(w: &Worker, top: &Slot) -> Option<Panic> {
         return unsafe { top.run_popped(w) };
     }
     w.await_done(top);
-    if kind == Kind::Spawn {
+    if spawned {
         // SAFETY: a spawn slot whose thief is done: it only read the payload.
         w.owner().set_spawn_top(unsafe { top.spawn_link() });
     }
@@ -222,19 +223,17 @@ where
     F: FnOnce(&Worker) -> Then + Send,
 {
     let link = w.owner().spawn_top();
-    let mut job = Some(job);
-    let pushed = w.push_written(|slot| {
-        let job = job.take().expect("written once");
+    let pushed = w.push_written(job, |slot, job| {
         // SAFETY: `push_written` hands over the free slot at `head`, not yet visible to
         // thieves; `F` fits beside its link, and the entry is `F`'s.
         unsafe { slot.put_spawn(link, job, &SpawnEntry::<F>::ENTRY) };
     });
     match pushed {
-        Some(slot) => {
+        Ok(slot) => {
             let above = (slot as *const Slot).wrapping_add(1);
             w.owner().set_spawn_top(above);
         }
-        None => run_full(w, job.expect("not written")),
+        Err(job) => run_full(w, job),
     }
 }
 

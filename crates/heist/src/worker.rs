@@ -500,20 +500,23 @@ impl Worker {
         self.owner.try_pop_private(top) || self.pop_slow() == Pop::Private
     }
 
-    /// Pushes a slot that `write` fills (a spawned task); `None` if the deque is full.
+    /// Pushes a slot that `write` fills with `job` (a spawned task); gives `job` back if
+    /// the deque is full.
     #[inline(always)]
-    pub(crate) fn push_written(&self, write: impl FnOnce(&Slot)) -> Option<&Slot> {
+    pub(crate) fn push_written<T>(&self, job: T, write: impl FnOnce(&Slot, T)) -> Result<&Slot, T> {
         if let Some(slot) = self.owner.fast_slot() {
-            write(slot);
+            write(slot, job);
             self.owner.advance(slot);
-            return Some(slot);
+            return Ok(slot);
         }
-        let slot = self.owner.next_slot()?;
-        write(slot);
+        let Some(slot) = self.owner.next_slot() else {
+            return Err(job);
+        };
+        write(slot, job);
         if self.owner.push() {
             self.push_slow();
         }
-        Some(slot)
+        Ok(slot)
     }
 
     /// Runs `f`, a task taken from a queue or a steal, counting it as running: a worker

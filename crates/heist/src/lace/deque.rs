@@ -367,6 +367,22 @@ impl<H: Home> Owner<H> {
         }
     }
 
+    /// Pops `top`, the top slot and a spawned task, if it is private and nobody waits
+    /// on the push gate (a thief's split request or a relay request, which the slow pop
+    /// answers). The pop gate does not apply: it keeps syncs below spawned tasks off
+    /// their fast path, and this is the pop of such a task.
+    #[inline]
+    pub(crate) fn pop_spawned(&self, top: &Slot) -> bool {
+        let top = top as *const Slot;
+        let asked = self.gate().limit.load(Relaxed).cast_const() == self.base;
+        if top >= self.o_split.get() && !asked {
+            debug_assert_eq!(self.head.get(), top.wrapping_add(1));
+            self.head.set(Self::slot_ptr(top.addr()));
+            return true;
+        }
+        false
+    }
+
     /// Whether `slot` (in use, below `head`) is private: no thief can take it.
     pub(crate) fn is_private(&self, slot: &Slot) -> bool {
         (slot as *const Slot) >= self.o_split.get()
