@@ -5,6 +5,10 @@
 //! `CASE` naming the case) that is killed after `TIMEOUT`: a crash or a hang fails the
 //! case instead of the whole suite. Linux only: the cases count worker threads by name
 //! in `/proc/self/task`.
+
+// Promise handles are dropped and forgotten on purpose: the scope must finish their tasks
+// whether or not the handle type has drop glue.
+#![allow(clippy::drop_non_drop, clippy::forget_non_drop)]
 #![cfg(target_os = "linux")]
 
 use heist::{Pool, Scheduler, Worker};

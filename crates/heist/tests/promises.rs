@@ -1,6 +1,10 @@
 //! Promises: spawn/join on both schedulers, leaked and dropped handles, panics, joins in
 //! any order, promises next to scope and detached spawns.
 
+// Promise handles are dropped and forgotten on purpose: the scope must finish their tasks
+// whether or not the handle type has drop glue.
+#![allow(clippy::drop_non_drop, clippy::forget_non_drop)]
+
 use heist::{Pool, Scheduler, Worker};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,11 @@
 //! Small pools and small inputs through every task path: joins with steals and a full
-//! deque, scopes, futures, detached tasks, panics (also with payloads that panic on drop)
+//! deque, scopes, promises, detached tasks, panics (also with payloads that panic on drop)
 //! and the drop of the pool. Quick enough to run under Miri:
 //! `MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-permissive-provenance" cargo +nightly miri test -p heist --test small`.
+
+// Promise handles are dropped and forgotten on purpose: the scope must finish their tasks
+// whether or not the handle type has drop glue.
+#![allow(clippy::drop_non_drop, clippy::forget_non_drop)]
 
 use heist::{Pool, Scheduler, Worker};
 use std::panic::{self, AssertUnwindSafe};
