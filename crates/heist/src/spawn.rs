@@ -182,7 +182,9 @@ pub(crate) fn help_own(w: &Worker) -> bool {
     }
     // SAFETY: `spawn_top` is one past a spawn slot in use, below `top`.
     let slot = unsafe { &*below.sub(1) };
-    if !owner.is_private(slot) {
+    // Under Lace a shared one is taken back unless a thief has it: with one worker, or
+    // idle thieves, nobody else might ever run it.
+    if !owner.take_back(slot) {
         return false;
     }
     // SAFETY: a private spawn slot: nobody else touches it; the link is read and the job
@@ -237,15 +239,63 @@ where
     }
 }
 
-/// A spawn that found the deque full: the task runs at once, like a slot that was pushed
-/// and popped.
+/// A spawn that found the deque full. The job joins a batch on top of the deque (the top
+/// spawned task becomes one if it is not yet), which thieves take whole and split in
+/// halves; with no private spawned task on top, it runs at once, like a slot that was
+/// pushed and popped.
 #[cold]
 #[inline(never)]
 fn run_full<F>(w: &Worker, job: F)
 where
     F: FnOnce(&Worker) -> Then + Send,
 {
-    run_draining(w, || job(w)).finish(w);
+    let owner = w.owner();
+    // The owner pushes nothing while it fills a batch: answer thieves here.
+    owner.grow_if_asked();
+    w.poll();
+    let top = owner.top().map(|(top, _)| top);
+    // SAFETY: `top` is a filled slot of this worker's own deque.
+    match top.filter(|&t| owner.is_private(t) && unsafe { t.kind() } == Kind::Spawn) {
+        Some(top) => {
+            let one = Slot::new();
+            // SAFETY: a free slot of the caller's, and `F` fits beside a link.
+            unsafe { one.put_spawn(ptr::null(), job, &SpawnEntry::<F>::ENTRY) };
+            // SAFETY: the top slot is a private spawned task: only this owner touches it.
+            unsafe { add_to_batch(top, one) };
+        }
+        None => run_draining(w, || job(w)).finish(w),
+    }
+}
+
+/// Adds `one` to the batch in `top`, making `top` a batch first if it holds a single job.
+///
+/// # Safety
+/// `top` is the top slot of the caller's deque, private, and holds a spawned task.
+unsafe fn add_to_batch(top: &Slot, one: Slot) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        if !top.is_batch() {
+            let link = top.spawn_link();
+            let first = top.move_out();
+            top.put_spawn(link, vec![first], &task::BATCH);
+        }
+        top.batch_mut().push(one);
+    }
+}
+
+/// Runs the jobs of a batch: halves by `join`, so that thieves take the upper halves.
+pub(crate) fn run_batch(w: &Worker, jobs: &[Slot]) {
+    match jobs {
+        [] => {}
+        // SAFETY: each job of a batch is run once, by whoever runs its part of the batch.
+        [one] => unsafe { one.run_popped(w) }
+            .into_iter()
+            .for_each(task::drop_panic),
+        _ => {
+            let (lo, hi) = jobs.split_at(jobs.len() / 2);
+            w.join(|w| run_batch(w, lo), |w| run_batch(w, hi));
+        }
+    }
 }
 
 /// Spawns a detached task on `w`: counted made here, a slot of `w`'s deque.

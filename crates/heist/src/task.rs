@@ -481,6 +481,62 @@ unsafe fn run_claimed_stolen(slot: *const Slot, _: *const Worker) {
     unsafe { (*slot).thief.store(DONE, Ordering::Release) };
 }
 
+/// The entries of a batch: a `Spawn` slot holding spawned jobs that found the deque full
+/// (`crate::spawn`), each in a slot of its own on the heap.
+pub(crate) static BATCH: Entry = Entry {
+    run_stolen: run_batch_stolen,
+    run_popped: run_batch_popped,
+    discard: nothing_to_discard,
+    kind: Kind::Spawn,
+};
+
+impl Slot {
+    /// Whether the slot holds a batch.
+    ///
+    /// # Safety
+    /// As for `kind`.
+    pub(crate) unsafe fn is_batch(&self) -> bool {
+        // SAFETY: the caller's contract.
+        ptr::eq(unsafe { self.entry() }, &BATCH)
+    }
+
+    /// The jobs of a batch, to add to.
+    ///
+    /// # Safety
+    /// The slot holds a batch that is private to the caller, its owner.
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn batch_mut(&self) -> &mut Vec<Slot> {
+        // SAFETY: the caller's contract; the batch is the job of a spawn payload.
+        unsafe {
+            self.payload
+                .with_mut(|p| &mut *(*p.cast::<SpawnPayload<Vec<Slot>>>()).job)
+        }
+    }
+}
+
+/// `Entry::run_stolen` of a batch.
+///
+/// # Safety
+/// As for `run_task_stolen`, for a slot that holds a batch.
+unsafe fn run_batch_stolen(slot: *const Slot, w: *const Worker) {
+    // SAFETY: the contract above.
+    let (jobs, w) = unsafe { ((*slot).take_spawn::<Vec<Slot>>(), &*w) };
+    crate::spawn::run_draining(w, || crate::spawn::run_batch(w, &jobs));
+    // SAFETY: the contract above; the store is the thief's last touch.
+    unsafe { (*slot).thief.store(DONE, Ordering::Release) };
+}
+
+/// `Entry::run_popped` of a batch.
+///
+/// # Safety
+/// As for `run_task_popped`, for a slot that holds a batch.
+unsafe fn run_batch_popped(slot: *const Slot, w: &Worker) -> Option<Panic> {
+    // SAFETY: the contract above.
+    let jobs = unsafe { (*slot).take_spawn::<Vec<Slot>>() };
+    crate::spawn::run_draining(w, || crate::spawn::run_batch(w, &jobs));
+    None
+}
+
 /// The entries of a `Spawn` slot holding an `F`, which returns what to do once the
 /// tasks it left in the deque are done.
 pub(crate) struct SpawnEntry<F>(PhantomData<F>);
