@@ -263,13 +263,16 @@ impl Worker {
             .spawn
             .innermost
             .replace(&shared as *const Shared as *const ());
-        let out = panic::catch_unwind(AssertUnwindSafe(|| op(&view)));
-        self.spawn.innermost.set(outer);
-        // Cannot unwind (see `Worker::busy`), so no task outlives the scope.
-        spawn::drain_to(self, base, task::drop_panic);
-        if !shared.done() {
-            self.wait_until(|| shared.done());
-        }
+        let out = spawn::in_frame(self, base, || {
+            let out = panic::catch_unwind(AssertUnwindSafe(|| op(&view)));
+            self.spawn.innermost.set(outer);
+            // Cannot unwind (see `Worker::busy`), so no task outlives the scope.
+            spawn::drain_to(self, base, task::drop_panic);
+            if !shared.done() {
+                self.wait_until(|| shared.done());
+            }
+            out
+        });
         shared.finish(out)
     }
 }

@@ -37,6 +37,10 @@ pub(crate) struct Local {
     /// Whether the innermost task this worker runs is a slot run, which drains before it
     /// finishes (`run_draining`); false in a heap job (a root, a job from outside).
     in_slot: Cell<bool>,
+    /// The depth where the innermost draining frame (a slot run, a heap job, a scope)
+    /// began: a spawn that finds the deque full joins a batch only above it, where that
+    /// frame's drain finds it.
+    frame: Cell<u32>,
 }
 
 impl Default for Local {
@@ -44,6 +48,7 @@ impl Default for Local {
         Local {
             innermost: Cell::new(ptr::null()),
             in_slot: Cell::new(false),
+            frame: Cell::new(0),
         }
     }
 }
@@ -81,10 +86,12 @@ impl Then {
 pub(crate) fn run_draining<R>(w: &Worker, f: impl FnOnce() -> R) -> R {
     let depth = w.owner().depth();
     let outer = w.spawn.in_slot.replace(true);
+    let frame = w.spawn.frame.replace(depth);
     let r = f();
     if w.owner().depth() != depth {
         drain_to(w, depth, task::drop_panic);
     }
+    w.spawn.frame.set(frame);
     w.spawn.in_slot.set(outer);
     r
 }
@@ -93,8 +100,18 @@ pub(crate) fn run_draining<R>(w: &Worker, f: impl FnOnce() -> R) -> R {
 /// when it ends, so a scope counts those made in it.
 pub(crate) fn run_heap_job(w: &Worker, f: impl FnOnce()) {
     let outer = w.spawn.in_slot.replace(false);
+    let frame = w.spawn.frame.replace(w.owner().depth());
     f();
+    w.spawn.frame.set(frame);
     w.spawn.in_slot.set(outer);
+}
+
+/// Runs `f`, the body and the end of a scope beginning at `depth`, as a draining frame.
+pub(crate) fn in_frame<R>(w: &Worker, depth: u32, f: impl FnOnce() -> R) -> R {
+    let frame = w.spawn.frame.replace(depth);
+    let r = f();
+    w.spawn.frame.set(frame);
+    r
 }
 
 /// Whether a scope task spawned on `w` for a scope owned by `owner` is found by draining:
@@ -253,10 +270,13 @@ where
     // The owner pushes nothing while it fills a batch: answer thieves here.
     owner.grow_if_asked();
     w.poll();
-    let top = owner.top().map(|(top, _)| top);
+    // Only a task pushed in the innermost draining frame: one below it may belong to an
+    // outer frame, whose drain comes too late for the scope of this job.
+    let frame = w.spawn.frame.get();
+    let top = owner.top().filter(|&(_, below)| below >= frame);
     // SAFETY: `top` is a filled slot of this worker's own deque.
-    match top.filter(|&t| owner.is_private(t) && unsafe { t.kind() } == Kind::Spawn) {
-        Some(top) => {
+    match top.filter(|&(t, _)| owner.is_private(t) && unsafe { t.kind() } == Kind::Spawn) {
+        Some((top, _)) => {
             let one = Slot::new();
             // SAFETY: a free slot of the caller's, and `F` fits beside a link.
             unsafe { one.put_spawn(ptr::null(), job, &SpawnEntry::<F>::ENTRY) };
