@@ -23,7 +23,7 @@ use crate::task::{self, Panic, Slot, DONE};
 use crate::worker::Worker;
 use std::cell::Cell;
 use std::marker::PhantomData;
-use std::mem::{self, ManuallyDrop};
+use std::mem;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
 use std::sync::atomic::Ordering::Acquire;
@@ -31,8 +31,8 @@ use std::sync::atomic::Ordering::Acquire;
 /// Spawns promises inside [`Worker::promises`].
 pub struct Promises<'w> {
     w: &'w Worker,
-    /// Deque depth when the scope began; its tasks occupy the slots above it.
-    base: u32,
+    /// The deque's `head` when the scope began; its tasks occupy the slots from there.
+    base: *const Slot,
     /// The innermost scope before this one (restored at the end).
     outer: *const (),
     /// The slot of the newest pushed promise whose handle may still pop it (null if
@@ -85,8 +85,26 @@ fn never_pushed<R>(_: &Worker, _: &Slot, _: bool) -> R {
 }
 
 /// Finishes the task in `slot`, put with `B` and `R`: the newest task of the innermost
-/// scope is synced like a `join` branch, any other is finished in place.
+/// scope is popped like a `join` branch, any other is finished in place.
+#[inline(always)]
 fn join_pushed<B, R>(w: &Worker, slot: &Slot, on_top: bool) -> R
+where
+    B: FnOnce(&Worker) -> R + Send,
+    R: Send,
+{
+    if on_top && w.owner().try_pop_private(slot) {
+        // SAFETY: popped privately, so the slot still holds the `B` that `spawn` put.
+        let job = unsafe { slot.take::<B, R>() };
+        return job(w);
+    }
+    join_slow::<B, R>(w, slot, on_top)
+}
+
+/// `join_pushed` off the fast path: spawned tasks above the slot, a thief, a request, or
+/// an out-of-order join.
+#[cold]
+#[inline(never)]
+fn join_slow<B, R>(w: &Worker, slot: &Slot, on_top: bool) -> R
 where
     B: FnOnce(&Worker) -> R + Send,
     R: Send,
@@ -155,15 +173,32 @@ impl<'w> Promises<'w> {
         R: Send + 'w,
     {
         let w = self.w;
-        if !ptr::eq(w.spawn.innermost.get(), self.id()) {
-            return self.run_at_spawn(f);
-        }
         if !task::fits::<F, R>() {
             return self.spawn_boxed(f);
         }
-        match w.push_task::<F, R>(f) {
+        let pushed = if ptr::eq(w.spawn.innermost.get(), self.id()) {
+            w.push_task::<F, R>(f)
+        } else {
+            Err(f)
+        };
+        match pushed {
             Ok(slot) => self.pushed(slot, join_pushed::<F, R>),
-            Err(f) => self.run_at_spawn(f),
+            Err(f) => self.ran(self.run_at_spawn(f), join_pushed::<F, R>),
+        }
+    }
+
+    /// The handle of a task that ran at spawn. (The cold paths return the outcome, not
+    /// the handle, so that the handle stays out of memory on the hot path; `join` is the
+    /// one the pushed path stores, never called here, so that the call stays direct.)
+    #[inline(always)]
+    fn ran<'f, R>(&'f self, out: Result<R, u32>, join: JoinFn<R>) -> Promise<'f, 'w, R> {
+        Promise {
+            scope: self,
+            slot: ptr::null(),
+            below: ptr::null(),
+            join,
+            ready: Some(out),
+            _slot: PhantomData,
         }
     }
 
@@ -188,6 +223,10 @@ impl<'w> Promises<'w> {
         R: Send + 'w,
     {
         let f = Box::new(f);
+        if !ptr::eq(self.w.spawn.innermost.get(), self.id()) {
+            let out = self.run_at_spawn(move |w: &Worker| f(w));
+            return self.ran(out, never_pushed::<R>);
+        }
         self.push_boxed(move |w: &Worker| Box::new(f(w)))
     }
 
@@ -198,34 +237,30 @@ impl<'w> Promises<'w> {
     {
         match self.w.push_task::<B, Box<R>>(job) {
             Ok(slot) => self.pushed(slot, join_boxed::<B, R>),
-            Err(job) => self.run_at_spawn(move |w| *job(w)),
+            Err(job) => self.ran(self.run_at_spawn(move |w| *job(w)), join_boxed::<B, R>),
         }
     }
 
-    #[cold]
-    #[inline(never)]
-    fn run_at_spawn<'f, F, R>(&'f self, f: F) -> Promise<'f, 'w, R>
+    /// Runs a task at spawn: its result, or the id of its panic, kept in the scope. Inline,
+    /// so that its result is not written through a pointer into the handle (which would
+    /// keep the handle in memory on the hot path too).
+    #[inline(always)]
+    fn run_at_spawn<F, R>(&self, f: F) -> Result<R, u32>
     where
         F: FnOnce(&Worker) -> R,
     {
-        let out = match panic::catch_unwind(AssertUnwindSafe(|| f(self.w))) {
-            Ok(r) => Ok(r),
-            Err(p) => {
-                let t = self.trouble();
-                let id = t.next_id;
-                t.next_id += 1;
-                t.ready.push((id, p));
-                Err(id)
-            }
-        };
-        Promise {
-            scope: self,
-            slot: ptr::null(),
-            below: ptr::null(),
-            join: never_pushed::<R>,
-            ready: Some(out),
-            _slot: PhantomData,
-        }
+        panic::catch_unwind(AssertUnwindSafe(|| f(self.w))).map_err(|p| self.keep_ready(p))
+    }
+
+    /// Keeps the panic of a task that ran at spawn; returns its id.
+    #[cold]
+    #[inline(never)]
+    fn keep_ready(&self, p: Panic) -> u32 {
+        let t = self.trouble();
+        let id = t.next_id;
+        t.next_id += 1;
+        t.ready.push((id, p));
+        id
     }
 
     /// The scope's panics, made on first use.
@@ -274,12 +309,17 @@ impl<'w> Promises<'w> {
         newest
     }
 
+    /// The deque depth where the scope began.
+    fn depth(&self) -> u32 {
+        self.w.owner().index_of(self.base)
+    }
+
     /// Ends the scope after its closure returned `out`.
     #[inline(always)]
     fn end<T>(&self, out: T) -> T {
         let w = self.w;
         w.spawn.innermost.set(self.outer);
-        if w.owner().depth() != self.base || !self.trouble.get().is_null() {
+        if w.owner().head() != self.base || !self.trouble.get().is_null() {
             return self.end_slow(out);
         }
         out
@@ -289,7 +329,7 @@ impl<'w> Promises<'w> {
     #[cold]
     #[inline(never)]
     fn end_slow<T>(&self, out: T) -> T {
-        spawn::drain_to(self.w, self.base, |p| self.record(p));
+        spawn::drain_to(self.w, self.depth(), |p| self.record(p));
         let Some(t) = self.take_trouble() else {
             return out;
         };
@@ -301,16 +341,14 @@ impl<'w> Promises<'w> {
     }
 }
 
-/// Ends a scope whose closure unwinds: its tasks finish first, and their panics are
-/// dropped (the closure's own panic goes on).
-struct EndOnUnwind<'a, 'w>(&'a Promises<'w>);
-
-impl Drop for EndOnUnwind<'_, '_> {
+/// Ends a scope whose closure unwinds (or whose end re-raises a task's panic, after which
+/// this finds nothing left): its tasks finish first, and their panics are dropped (the
+/// closure's own panic goes on). On the normal path the scope is forgotten after `end`.
+impl Drop for Promises<'_> {
     fn drop(&mut self) {
-        let s = self.0;
-        s.w.spawn.innermost.set(s.outer);
-        spawn::drain_to(s.w, s.base, task::drop_panic);
-        if let Some(t) = s.take_trouble() {
+        self.w.spawn.innermost.set(self.outer);
+        spawn::drain_to(self.w, self.depth(), task::drop_panic);
+        if let Some(t) = self.take_trouble() {
             t.first.into_iter().for_each(task::drop_panic);
             t.ready.into_iter().for_each(|(_, p)| task::drop_panic(p));
         }
@@ -322,18 +360,23 @@ impl<R> Promise<'_, '_, R> {
     /// joined in any order.
     #[inline]
     pub fn join(self) -> R {
-        let this = ManuallyDrop::new(self);
-        let scope = this.scope;
-        if !this.slot.is_null() {
+        let Promise {
+            scope,
+            slot,
+            below,
+            join,
+            ready,
+            ..
+        } = self;
+        if !slot.is_null() {
             // SAFETY: a pushed task's slot stays in use until this handle finishes it.
-            let slot = unsafe { &*this.slot };
-            return (this.join)(scope.w, slot, scope.pop_newest(slot, this.below));
+            let pop = scope.pop_newest(slot, below);
+            return join(scope.w, unsafe { &*slot }, pop);
         }
-        // SAFETY: `this` is not dropped, so the outcome is moved out of it exactly once.
-        match unsafe { ptr::read(&this.ready) } {
+        match ready {
             Some(Ok(r)) => r,
             Some(Err(id)) => panic::resume_unwind(scope.take_ready(id)),
-            None => unreachable!("a promise is joined once"),
+            None => unreachable!("a handle without a slot has its outcome"),
         }
     }
 }
@@ -360,16 +403,15 @@ impl Worker {
     pub fn promises<'w, T>(&'w self, op: impl FnOnce(&Promises<'w>) -> T) -> T {
         let scope = Promises {
             w: self,
-            base: self.owner().depth(),
+            base: self.owner().head(),
             outer: self.spawn.innermost.get(),
             newest: Cell::new(ptr::null()),
             trouble: Cell::new(ptr::null_mut()),
             _inv: PhantomData,
         };
         self.spawn.innermost.set(scope.id());
-        let guard = EndOnUnwind(&scope);
-        let out = op(&scope);
-        mem::forget(guard);
-        scope.end(out)
+        let out = scope.end(op(&scope));
+        mem::forget(scope);
+        out
     }
 }

@@ -518,8 +518,14 @@ impl<H: Home> Owner<H> {
         (head > self.base).then(|| unsafe { (&*head.sub(1), self.index(head) - 1) })
     }
 
-    /// The position of `slot`, a slot of this deque.
-    pub(crate) fn index_of(&self, slot: &Slot) -> u32 {
+    /// `head`: the slot the next push writes (one past the top).
+    #[inline(always)]
+    pub(crate) fn head(&self) -> *const Slot {
+        self.head.get()
+    }
+
+    /// The position of `slot` (a slot of this deque, or one past its last).
+    pub(crate) fn index_of(&self, slot: *const Slot) -> u32 {
         self.index(slot)
     }
 
