@@ -1,7 +1,9 @@
-//! The task descriptor of Lace (seed 001 §3.2) and Prell's thesis (000 §2.4): a fixed-size
-//! slot stored directly in the deque. A job that fits is written into the slot itself; a
-//! stolen job stays in place and its thief writes the result back over it. Heap jobs
-//! (scope spawns, detached tasks, roots) are a data pointer and a function pointer.
+//! The task descriptor of "Lace: non-blocking split deque for work-stealing" (§3.2) and of
+//! Prell's thesis (§2.4): a fixed-size slot stored directly in the deque. A job that fits
+//! is written into the slot itself; a stolen job stays in place and its thief writes the
+//! result back over it. A slot holds a join branch or a promise, a spawned scope or
+//! detached task, or nothing left to run (`Kind`). Heap jobs (roots, and tasks submitted
+//! from outside the pool) are a data pointer and a function pointer.
 
 use crate::sync::{AtomicUsize, RaceCell};
 use crate::worker::Worker;

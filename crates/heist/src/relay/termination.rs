@@ -194,7 +194,7 @@ pub(crate) fn leave<P: Peer>(p: &P) {
 
 /// Whether a barrier called on `w` (`None`: outside the pool) can wait for termination.
 /// Termination needs every worker idle, and a task counts as idle only while it waits
-/// in the barrier; a task that another one waits for (a join branch, a scope or future
+/// in the barrier; a task that another one waits for (a join branch, a scope or promise
 /// task, a task nested in a wait) would keep that other one busy forever. So, as the
 /// thesis allows barriers in the root task only (§4.2): the root of `Pool::run` at the
 /// bottom of its worker with none of its own tasks out, or a thread outside the pool.
