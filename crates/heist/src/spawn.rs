@@ -258,8 +258,8 @@ where
 
 /// A spawn that found the deque full. The job joins a batch on top of the deque (the top
 /// spawned task becomes one if it is not yet), which thieves take whole and split in
-/// halves; with no private spawned task on top, it runs at once, like a slot that was
-/// pushed and popped.
+/// halves; with no private spawned task on top, or no other worker to take a batch, it
+/// runs at once, like a slot that was pushed and popped.
 #[cold]
 #[inline(never)]
 fn run_full<F>(w: &Worker, job: F)
@@ -273,7 +273,9 @@ where
     // Only a task pushed in the innermost draining frame: one below it may belong to an
     // outer frame, whose drain comes too late for the scope of this job.
     let frame = w.spawn.frame.get();
-    let top = owner.top().filter(|&(_, below)| below >= frame);
+    let top = owner
+        .top()
+        .filter(|&(_, below)| below >= frame && w.workers() > 1);
     // SAFETY: `top` is a filled slot of this worker's own deque.
     match top.filter(|&(t, _)| owner.is_private(t) && unsafe { t.kind() } == Kind::Spawn) {
         Some((top, _)) => {
@@ -296,24 +298,53 @@ unsafe fn add_to_batch(top: &Slot, one: Slot) {
     unsafe {
         if !top.is_batch() {
             let link = top.spawn_link();
-            let first = top.move_out();
-            top.put_spawn(link, vec![first], &task::BATCH);
+            let mut batch = Batch { chunks: Vec::new() };
+            batch.push(top.move_out());
+            top.put_spawn(link, batch, &task::BATCH);
         }
         top.batch_mut().push(one);
     }
 }
 
-/// Runs the jobs of a batch: halves by `join`, so that thieves take the upper halves.
-pub(crate) fn run_batch(w: &Worker, jobs: &[Slot]) {
-    match jobs {
+/// Jobs in a batch: chunks of slots of a size that the allocator keeps for reuse, rather
+/// than one vector that grows by copying into fresh pages.
+pub(crate) struct Batch {
+    chunks: Vec<Vec<Slot>>,
+}
+
+/// Jobs per chunk of a batch: 32 KiB.
+const CHUNK: usize = 512;
+
+impl Batch {
+    fn push(&mut self, job: Slot) {
+        if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
+            self.chunks.push(Vec::with_capacity(CHUNK));
+        }
+        self.chunks.last_mut().expect("a chunk with room").push(job);
+    }
+
+    /// Runs every job, in halves by `join`, so that thieves take the upper halves.
+    pub(crate) fn run(&self, w: &Worker) {
+        in_halves(w, &self.chunks, &|w, chunk| in_halves(w, chunk, &run_job));
+    }
+}
+
+/// Runs a job of a batch.
+fn run_job(w: &Worker, job: &Slot) {
+    // SAFETY: each job of a batch is run once, by whoever runs its part of the batch.
+    unsafe { job.run_popped(w) }
+        .into_iter()
+        .for_each(task::drop_panic);
+}
+
+/// Calls `each` on every item, splitting the items in halves by `join`.
+fn in_halves<T: Sync>(w: &Worker, items: &[T], each: &(dyn Fn(&Worker, &T) + Sync)) {
+    match items {
         [] => {}
-        // SAFETY: each job of a batch is run once, by whoever runs its part of the batch.
-        [one] => unsafe { one.run_popped(w) }
-            .into_iter()
-            .for_each(task::drop_panic),
+        [one] => each(w, one),
         _ => {
-            let (lo, hi) = jobs.split_at(jobs.len() / 2);
-            w.join(|w| run_batch(w, lo), |w| run_batch(w, hi));
+            let (lo, hi) = items.split_at(items.len() / 2);
+            w.join(|w| in_halves(w, lo, each), |w| in_halves(w, hi, each));
         }
     }
 }

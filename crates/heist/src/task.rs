@@ -484,7 +484,7 @@ unsafe fn run_claimed_stolen(slot: *const Slot, _: *const Worker) {
 }
 
 /// The entries of a batch: a `Spawn` slot holding spawned jobs that found the deque full
-/// (`crate::spawn`), each in a slot of its own on the heap.
+/// (`crate::spawn::Batch`), each in a slot of its own on the heap.
 pub(crate) static BATCH: Entry = Entry {
     run_stolen: run_batch_stolen,
     run_popped: run_batch_popped,
@@ -507,11 +507,11 @@ impl Slot {
     /// # Safety
     /// The slot holds a batch that is private to the caller, its owner.
     #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn batch_mut(&self) -> &mut Vec<Slot> {
+    pub(crate) unsafe fn batch_mut(&self) -> &mut crate::spawn::Batch {
         // SAFETY: the caller's contract; the batch is the job of a spawn payload.
         unsafe {
             self.payload
-                .with_mut(|p| &mut *(*p.cast::<SpawnPayload<Vec<Slot>>>()).job)
+                .with_mut(|p| &mut *(*p.cast::<SpawnPayload<crate::spawn::Batch>>()).job)
         }
     }
 }
@@ -522,8 +522,8 @@ impl Slot {
 /// As for `run_task_stolen`, for a slot that holds a batch.
 unsafe fn run_batch_stolen(slot: *const Slot, w: *const Worker) {
     // SAFETY: the contract above.
-    let (jobs, w) = unsafe { ((*slot).take_spawn::<Vec<Slot>>(), &*w) };
-    crate::spawn::run_draining(w, || crate::spawn::run_batch(w, &jobs));
+    let (jobs, w) = unsafe { ((*slot).take_spawn::<crate::spawn::Batch>(), &*w) };
+    crate::spawn::run_draining(w, || jobs.run(w));
     // SAFETY: the contract above; the store is the thief's last touch.
     unsafe { (*slot).thief.store(DONE, Ordering::Release) };
 }
@@ -534,8 +534,8 @@ unsafe fn run_batch_stolen(slot: *const Slot, w: *const Worker) {
 /// As for `run_task_popped`, for a slot that holds a batch.
 unsafe fn run_batch_popped(slot: *const Slot, w: &Worker) -> Option<Panic> {
     // SAFETY: the contract above.
-    let jobs = unsafe { (*slot).take_spawn::<Vec<Slot>>() };
-    crate::spawn::run_draining(w, || crate::spawn::run_batch(w, &jobs));
+    let jobs = unsafe { (*slot).take_spawn::<crate::spawn::Batch>() };
+    crate::spawn::run_draining(w, || jobs.run(w));
     None
 }
 
