@@ -212,7 +212,7 @@ where
                 t.slot.claim();
                 job
             };
-            assert_eq!(job(), expected(t.id), "task {} run in place", t.id);
+            assert_eq!(job(&()), expected(t.id), "task {} run in place", t.id);
             return true;
         }
         self.spin_until_done(t);
