@@ -263,6 +263,44 @@ fn a_team_formed_by_work_stolen_from_a_team_body_gets_its_members() {
     });
 }
 
+/// Teams asked for by both halves of joins, recursively, as the mixed-mode quicksort
+/// does: stolen halves ask while their thief's own team launch waits, and persisting
+/// teams are asked again while their members are away serving or stealing. (With 30
+/// repeats under a 40 s limit it hung on the commit before launches were kept per
+/// nesting level, members ran their due launches from any wait, and a member leaving a
+/// revoked registration ran what had been launched under it.)
+fn recursive_teams(w: &heist::Worker, depth: u32, count: &AtomicUsize) {
+    let r = w.workers().min(2);
+    let out = w.team(r, |t| {
+        t.barrier();
+        // A little work, so that members and coordinators wait and lend themselves.
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < std::time::Duration::from_micros(20 * (1 + t.rank() as u64)) {
+            std::hint::spin_loop();
+        }
+        t.rank()
+    });
+    assert_eq!(out, (0..r).collect::<Vec<_>>());
+    count.fetch_add(1, Relaxed);
+    if depth > 0 {
+        w.join(
+            |w| recursive_teams(w, depth - 1, count),
+            |w| recursive_teams(w, depth - 1, count),
+        );
+    }
+}
+
+#[test]
+fn teams_from_both_halves_of_joins_recursively() {
+    each_pool(240, |pool| {
+        for _ in 0..3 {
+            let count = AtomicUsize::new(0);
+            pool.run(|w| recursive_teams(w, 6, &count));
+            assert_eq!(count.load(Relaxed), (1 << 7) - 1);
+        }
+    });
+}
+
 #[test]
 fn teams_in_scopes_detached_tasks_and_from_outside() {
     each_pool(240, |pool| {

@@ -94,7 +94,9 @@ fn loom_reduce_posted_wakes_a_sleeper() {
             })
         };
         while !board.wants_help(1) {
-            sleep.sleep(1, true, None, || board.wants_help(1));
+            sleep.sleep(1, crate::frame::Roots::Included, None, || {
+                board.wants_help(1)
+            });
         }
         caller.join().unwrap();
     });

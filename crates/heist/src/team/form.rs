@@ -19,6 +19,33 @@ const LINGER: u32 = SPIN_ROUNDS;
 /// Idle rounds between a waiting coordinator's attempts to help with other work.
 const HELP_EVERY: u32 = 32;
 
+/// Launches a coordinator may have running at once, nested on its stack (and
+/// registrations a member may hold at once).
+pub(super) const LAUNCH_DEPTH: usize = 32;
+
+/// One launch of a coordinator.
+pub(super) struct Launch {
+    /// The registration `n` it was launched under (top 16 bits) and its count (below).
+    pub(super) word: AtomicU64,
+    /// Its job, published before `word`.
+    pub(super) job: AtomicPtr<Header>,
+}
+
+impl Slot {
+    /// A launch of this coordinator under registration `n` that is newer than launch
+    /// count `seen`: its count and job.
+    fn launch_for(&self, n: u16, seen: u64) -> Option<(u64, *const Header)> {
+        // Acquire: pairs with the store after a launch is published.
+        let k = self.launching.load(Acquire);
+        self.launches[..k].iter().find_map(|l| {
+            let word = l.word.load(Acquire);
+            let count = word & ((1 << 48) - 1);
+            (word >> 48 == u64::from(n) && count > seen)
+                .then(|| (count, l.job.load(Acquire).cast_const()))
+        })
+    }
+}
+
 /// One worker's team state, in the registry.
 #[repr(align(128))]
 pub(super) struct Slot {
@@ -26,15 +53,39 @@ pub(super) struct Slot {
     pub(super) word: Word,
     /// The coordinator it is registered with; itself when none.
     coord: AtomicUsize,
-    /// Its last launch as a coordinator: `n` in the top 16 bits, a count below.
-    pub(super) launch: AtomicU64,
-    /// The job of that launch.
-    pub(super) job: AtomicPtr<Header>,
-    /// This worker's launched job whose members may not all have started (written and
-    /// read by it alone).
-    pub(super) running: AtomicPtr<Header>,
+    /// Its running launches as a coordinator, outermost first: a team asked for while
+    /// an outer launch of it waits gets the next entry, so that the outer launch's
+    /// members still find their job.
+    pub(super) launches: [Launch; LAUNCH_DEPTH],
+    /// How many of `launches` run (written and read by this worker alone).
+    pub(super) launching: std::sync::atomic::AtomicUsize,
+    /// Launches made so far (written by this worker alone).
+    pub(super) launched: AtomicU64,
     /// Team bodies running on this worker (written by it alone).
     pub(super) depth: AtomicU32,
+    /// Its registrations as a member, outermost first (a worker serves teams from
+    /// waits inside other teams' bodies and between their tasks): from any wait it runs
+    /// a launch it is due to run, wherever it waits ([`serve`]). Owner only.
+    regs: [Registration; LAUNCH_DEPTH],
+    /// How many of `regs` hold (owner only).
+    registered: std::sync::atomic::AtomicUsize,
+}
+
+/// A registration of a member: its coordinator, the `n` it registered under, and the
+/// count of the last launch it ran there.
+#[derive(Default)]
+struct Registration {
+    coord: std::sync::atomic::AtomicUsize,
+    n: AtomicU32,
+    seen: AtomicU64,
+}
+
+impl Registration {
+    fn set(&self, c: usize, n: u16, seen: u64) {
+        self.coord.store(c, Relaxed);
+        self.n.store(u32::from(n), Relaxed);
+        self.seen.store(seen, Relaxed);
+    }
 }
 
 /// The team state of a pool.
@@ -51,9 +102,14 @@ impl Teams {
                 .map(|i| Slot {
                     word: Word::new(),
                     coord: AtomicUsize::new(i),
-                    launch: AtomicU64::new(0),
-                    job: AtomicPtr::new(std::ptr::null_mut()),
-                    running: AtomicPtr::new(std::ptr::null_mut()),
+                    launches: std::array::from_fn(|_| Launch {
+                        word: AtomicU64::new(0),
+                        job: AtomicPtr::new(std::ptr::null_mut()),
+                    }),
+                    launching: std::sync::atomic::AtomicUsize::new(0),
+                    launched: AtomicU64::new(0),
+                    regs: Default::default(),
+                    registered: Default::default(),
                     depth: AtomicU32::new(0),
                 })
                 .collect(),
@@ -121,18 +177,20 @@ fn wanted_by(teams: &Teams, me: usize) -> Option<usize> {
     // A coordinator still forming its team serves only teams that go before its own
     // (in `gather`). Any other worker that waits serves, also inside a team body: the
     // team that needs it may come from work that the body waits for.
-    let reg = teams.slots[me].word.load();
-    if reg.r != 0 && reg.t == 0 {
+    let slot = &teams.slots[me];
+    let reg = slot.word.load();
+    if reg.r != 0 && reg.t == 0 || slot.registered.load(Relaxed) == LAUNCH_DEPTH {
         return None;
     }
     partner_coordinator(teams, me, 0, me)
 }
 
-/// Whether a team wants worker `me` as a member: [`serve`] would serve one. For the
-/// sleeper's last look: a coordinator makes its request, and a worker registers (which
-/// may make a coordinator reachable through it), before waking the sleepers.
+/// Whether a team wants worker `me` as a member: [`serve`] would serve one, or run a
+/// launch. For the sleeper's last look: a coordinator makes its request or launches, and
+/// a worker registers (which may make a coordinator reachable through it), before waking
+/// the sleepers.
 pub(crate) fn wants_member(teams: &Teams, me: usize) -> bool {
-    wanted_by(teams, me).is_some()
+    due(teams, me).is_some() || wanted_by(teams, me).is_some()
 }
 
 /// One round of a team wait past its spinning (a member at the barrier or between
@@ -141,13 +199,52 @@ pub(crate) fn wants_member(teams: &Teams, me: usize) -> bool {
 /// task handed to `w` waits in its channel until it looks). True if it did something.
 pub(super) fn lend(w: &Worker) -> bool {
     w.poll();
-    serve(w) || w.find_work()
+    if serve(w) {
+        return true;
+    }
+    // Other work may nest more launches and registrations here: not past half the room.
+    let slot = &w.registry().teams.slots[w.index()];
+    let deep = slot
+        .launching
+        .load(Relaxed)
+        .max(slot.registered.load(Relaxed));
+    deep < LAUNCH_DEPTH / 2 && w.find_work()
 }
 
-/// Lets `w`, which is idle, join a team that needs it, and serves that team until it is
-/// done with `w`. Called from the worker's back-off; true if it served.
+/// A launch that worker `me` is due to run for one of its registrations, innermost
+/// first: the registration and the launch's count and job.
+fn due(teams: &Teams, me: usize) -> Option<(&Registration, u64, *const Header)> {
+    let slot = &teams.slots[me];
+    let k = slot.registered.load(Relaxed);
+    slot.regs[..k].iter().rev().find_map(|g| {
+        let cs = &teams.slots[g.coord.load(Relaxed)];
+        let n = g.n.load(Relaxed) as u16;
+        cs.launch_for(n, g.seen.load(Relaxed))
+            .map(|(count, job)| (g, count, job))
+    })
+}
+
+/// Runs a launch that `w` is due to run, if any (see [`due`]).
+fn run_due(w: &Worker, teams: &Teams) -> bool {
+    let Some((g, count, job)) = due(teams, w.index()) else {
+        return false;
+    };
+    g.seen.store(count, Relaxed);
+    // SAFETY: a launch under a registration's `n` publishes its job before its word
+    // (release/acquire), and the coordinator keeps the job alive until every member of
+    // the fixed team, this one included, has left it.
+    w.run_taken(|| unsafe { Header::run(job, w) });
+    true
+}
+
+/// Lets `w`, which waits, run a launch it is due to run as a member, or join a team that
+/// needs it and serve that team until it is done with `w`. Called from every wait's
+/// back-off; true if it did either.
 pub(crate) fn serve(w: &Worker) -> bool {
     let teams = &w.registry().teams;
+    if run_due(w, teams) {
+        return true;
+    }
     let Some(c) = wanted_by(teams, w.index()) else {
         return false;
     };
@@ -181,41 +278,41 @@ fn member(w: &Worker, teams: &Teams, mut c: usize) {
     // Served from a wait inside another team's body or launch: follow that team again
     // afterwards.
     let outer = slot.coord.load(Relaxed);
+    let depth = slot.registered.load(Relaxed);
+    let g = &slot.regs[depth];
     'register: loop {
-        let seen = teams.slots[c].launch.load(Acquire);
+        let cs = &teams.slots[c];
+        let seen = cs.launched.load(Relaxed);
         let Some(n) = enlist(teams, &w.registry().sleep, me, c) else {
             break;
         };
-        let mut seen = seen;
+        g.set(c, n, seen);
+        slot.registered.store(depth + 1, Relaxed);
         let mut idle = 0u32;
         loop {
-            let cs = &teams.slots[c];
-            let launch = cs.launch.load(Acquire);
-            if launch >> 48 == u64::from(n) && launch != seen {
-                seen = launch;
-                let job = cs.job.load(Acquire);
-                // SAFETY: a launch under our `n` publishes its job before the launch word
-                // (release/acquire), and the coordinator keeps the job alive until every
-                // member of the fixed team, this one included, has left it.
-                unsafe { Header::run(job, w) };
+            let reg = cs.word.load();
+            // Looked for after the word: a launch made before a revocation that this
+            // load sees is found. (Launches of outer registrations too: they may be what
+            // a team here waits for.)
+            if run_due(w, teams) {
                 idle = 0;
                 continue;
             }
-            let reg = cs.word.load();
             if reg.n != n {
                 break 'register;
             }
             if reg.t == 0 || reg.r == 0 {
                 if let Some(c2) = partner_coordinator(teams, me, reg.r, c) {
-                    if cs.word.leave(n) {
+                    if depart(w, teams, g) {
                         c = c2;
+                        slot.registered.store(depth, Relaxed);
                         continue 'register;
                     }
                 }
             }
             idle += 1;
             if idle > LINGER {
-                if reg.r == 0 && cs.word.leave(n) {
+                if reg.r == 0 && depart(w, teams, g) {
                     break 'register;
                 }
                 // Teamed, and the team's task still runs elsewhere: it may wait for a
@@ -229,7 +326,26 @@ fn member(w: &Worker, teams: &Teams, mut c: usize) {
             back_off(idle);
         }
     }
+    slot.registered.store(depth, Relaxed);
     slot.coord.store(outer, Release);
+}
+
+/// Withdraws registration `g` if its coordinator lets it go (see `Word::leave`), and
+/// then runs what was launched under it meanwhile: the word may have moved on (revoked)
+/// after a launch, when the coordinator asked for a nested team, and the member of that
+/// launch must still run it. True if the member is free to go.
+fn depart(w: &Worker, teams: &Teams, g: &Registration) -> bool {
+    let cs = &teams.slots[g.coord.load(Relaxed)];
+    let n = g.n.load(Relaxed) as u16;
+    if !cs.word.leave(n) {
+        return false;
+    }
+    while let Some((count, job)) = cs.launch_for(n, g.seen.load(Relaxed)) {
+        g.seen.store(count, Relaxed);
+        // SAFETY: as in `run_due`.
+        w.run_taken(|| unsafe { Header::run(job, w) });
+    }
+    true
 }
 
 /// Rounds a waiting coordinator or member yields before it naps: a team forms within
@@ -279,7 +395,8 @@ fn gather(w: &Worker, teams: &Teams, r: u16) -> u16 {
             if reg.t == r || word.fix() {
                 return word.load().n;
             }
-            if let Some(c) = partner_coordinator(teams, me, r, me) {
+            let room = teams.slots[me].registered.load(Relaxed) < LAUNCH_DEPTH;
+            if let Some(c) = partner_coordinator(teams, me, r, me).filter(|_| room) {
                 // A team that goes first needs this worker: give way, serve it, and
                 // ask again.
                 word.revoke();

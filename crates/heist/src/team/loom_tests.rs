@@ -136,7 +136,9 @@ fn loom_team_reuse_races_leave() {
 /// with a last look for one (here: it returns once wanted).
 fn sleeper(teams: &Teams, sleep: &Sleep, me: usize) {
     while !wants_member(teams, me) {
-        sleep.sleep(me, true, None, || wants_member(teams, me));
+        sleep.sleep(me, crate::frame::Roots::Included, None, || {
+            wants_member(teams, me)
+        });
     }
 }
 

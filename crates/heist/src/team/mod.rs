@@ -28,10 +28,11 @@
 //! for its members to leave, also serves teams (and, past a short spin, other work),
 //! nested on its stack. A team asked for inside a body, or by work forked from one and
 //! stolen, may need the running team's members, and they are all waiting for it; so
-//! this is what keeps such programs from hanging. A nested request of a coordinator
-//! whose own team runs starts afresh (its persisting team is busy) once every member of
-//! its running launch has its job. While it forms, a coordinator is its own `coord`, so
-//! that partners find it even when it is a member of another team.
+//! this is what keeps such programs from hanging. A nested request starts afresh (the
+//! worker's persisting team is busy), and a coordinator keeps its running launches in a
+//! small stack, so that the members of an outer launch find their job whatever launches
+//! nest inside it. While it forms, a coordinator is its own `coord`, so that partners
+//! find it even when it is a member of another team.
 //!
 //! Roles: [`word`] is the registration word, [`form`] how teams form and who serves
 //! them, [`barrier`] the team's barrier; this file runs a launched team task.
@@ -42,8 +43,8 @@ mod form;
 mod loom_tests;
 mod word;
 
+use form::wants_member;
 pub(crate) use form::{serve, wait_round, Teams};
-use form::{wants_member, Slot};
 
 use crate::pool::{lock, Pool};
 use crate::sleep::SPIN_ROUNDS;
@@ -70,10 +71,11 @@ pub enum TeamError {
         /// The pool's size.
         workers: usize,
     },
-    /// A team that could wait for ever. Not returned at present: teams nest, and every
-    /// worker that waits (in a join, at a team's barrier, between a team's tasks) serves
-    /// the teams that need it, so a team always gets its members (see [`Worker::team`]).
-    /// Kept so that a future limit (say, on nesting depth) has its error.
+    /// The calling worker already coordinates as many running teams, nested on its
+    /// stack, as it can publish (32): a team asked for inside the bodies of, or by work
+    /// stolen while waiting for, that many teams of its own. Teams nest otherwise, and
+    /// every worker that waits (in a join, at a team's barrier, between a team's tasks)
+    /// serves the teams that need it, so a team always gets its members.
     WouldDeadlock,
 }
 
@@ -85,7 +87,10 @@ impl fmt::Display for TeamError {
                 f,
                 "a team of {asked} workers does not fit a pool of {workers}"
             ),
-            TeamError::WouldDeadlock => write!(f, "this team could wait for ever"),
+            TeamError::WouldDeadlock => write!(
+                f,
+                "this worker already coordinates 32 teams nested on its stack"
+            ),
         }
     }
 }
@@ -243,7 +248,8 @@ impl Worker {
             .unwrap_or_else(|e| panic!("heist: {e}"))
     }
 
-    /// [`Worker::team`], or an error for `r = 0` or `r` larger than the pool.
+    /// [`Worker::team`], or an error for `r = 0`, `r` larger than the pool, or a team
+    /// nested too deeply ([`TeamError::WouldDeadlock`]).
     pub fn try_team<F, R>(&self, r: usize, body: F) -> Result<Vec<R>, TeamError>
     where
         F: Fn(&Team<'_>) -> R + Sync,
@@ -272,12 +278,13 @@ impl Worker {
         }
         let teams = &self.registry().teams;
         let slot = &teams.slots[self.index()];
-        if slot.depth.load(Relaxed) > 0 {
-            // Nested: this worker's persisting team, if any, is busy with the body this
-            // request comes from, so it cannot take the task; start afresh, once every
-            // member of this worker's running launch has its job (its launch word is
-            // about to be overwritten).
-            self.await_started(slot);
+        let launching = slot.launching.load(Relaxed);
+        if slot.depth.load(Relaxed) > 0 || launching > 0 {
+            // Nested (inside a body, or while this worker's own launch runs): its
+            // persisting team, if any, is busy, so it cannot take the task; start afresh.
+            if launching == form::LAUNCH_DEPTH {
+                return Err(TeamError::WouldDeadlock);
+            }
             slot.word.revoke();
         }
         let job = Job {
@@ -305,27 +312,6 @@ impl Worker {
             .collect())
     }
 
-    /// Waits, serving teams, until every member of this worker's running launch (if any)
-    /// has taken its rank.
-    fn await_started(&self, slot: &Slot) {
-        let running = slot.running.load(Relaxed);
-        if running.is_null() {
-            return;
-        }
-        // SAFETY: `running` is set by this worker's `launch` frames, which are below this
-        // one on its stack, so their jobs are alive.
-        let header = unsafe { &*running };
-        let mut idle = 0u32;
-        while header.ranks.load(Acquire) < header.size {
-            idle += 1;
-            if idle > SPIN_ROUNDS && form::lend(self) {
-                idle = 0;
-                continue;
-            }
-            back_off(idle);
-        }
-    }
-
     /// Publishes `job` to the fixed team, runs rank 0, and waits for every member.
     fn launch<F, R>(&self, teams: &Teams, job: &Job<'_, F, R>, n: u16)
     where
@@ -333,11 +319,16 @@ impl Worker {
         R: Send,
     {
         let slot = &teams.slots[self.index()];
-        let count = (slot.launch.load(Relaxed) + 1) & ((1 << 48) - 1);
+        let i = slot.launching.load(Relaxed);
+        let count = slot.launched.load(Relaxed) + 1;
+        slot.launched.store(count, Relaxed);
+        let entry = &slot.launches[i];
         let job_ptr = &job.header as *const Header as *mut Header;
-        slot.job.store(job_ptr, Release);
-        slot.launch.store(u64::from(n) << 48 | count, Release);
-        let outer = slot.running.swap(job_ptr, Relaxed);
+        entry.job.store(job_ptr, Release);
+        entry.word.store(u64::from(n) << 48 | count, Release);
+        slot.launching.store(i + 1, Release);
+        // A member may wait elsewhere, asleep, with this launch in its last look.
+        self.registry().sleep.wake_all();
         job.run_rank(0, self);
         let mut idle = 0u32;
         while job.header.left.load(Acquire) < job.header.size - 1 {
@@ -349,7 +340,7 @@ impl Worker {
             }
             back_off(idle);
         }
-        slot.running.store(outer, Relaxed);
+        slot.launching.store(i, Relaxed);
         slot.word.finish();
     }
 }
