@@ -10,6 +10,10 @@
 //! `join` pushes no frame: its second half runs inline or on a thief, never inside a wait
 //! of its own worker that it could block.
 //!
+//! Spawned tasks sit in the deque like join branches (`crate::spawn`); frames that drain
+//! them record the deque's depth where they began (`Task`, `Slot`, `Scope`), and the
+//! innermost `Scope` or `Promises` frame is the one scope that may push promises.
+//!
 //! The barrier rule follows the task barrier of "Embracing Explicit Communication in
 //! Work-Stealing Runtime Systems" (Prell, §4.2), which allows barriers in the root task
 //! only; heist also allows them inside tasks, where they wait for what can end first.
