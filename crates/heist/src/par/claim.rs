@@ -16,8 +16,8 @@
 
 use super::demand::split_demanded;
 use super::driver::{
-    len_bounds, next_block, piece, Here, IndexedProducer, Kernel, Loop, Pace, Producer,
-    StopOnUnwind,
+    len_bounds, next_block, piece, stop_on_unwind, Here, IndexedProducer, Kernel, Loop, Pace,
+    Producer, StopOnUnwind,
 };
 use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 use crate::latch::Latch;
@@ -550,7 +550,7 @@ where
         },
     );
     match cut {
-        Some(c) => lp.kernel.combine(mine, c),
+        Some(c) => stop_on_unwind(lp, || lp.kernel.combine(mine, c)),
         None => mine,
     }
 }
@@ -598,5 +598,5 @@ where
         block = block.saturating_mul(2);
     }
     std::mem::forget(guard);
-    lp.kernel.finish(acc)
+    stop_on_unwind(lp, || lp.kernel.finish(acc))
 }

@@ -326,7 +326,7 @@ where
         block = block.saturating_mul(2);
     }
     std::mem::forget(guard);
-    lp.kernel.finish(acc)
+    stop_on_unwind(lp, || lp.kernel.finish(acc))
 }
 
 /// A split hands work to a thief, who may start it only a few microseconds later and
@@ -422,7 +422,16 @@ where
         },
         move |w| piece(w, lp, hi, lp.kernel.start(), 1),
     );
-    lp.kernel.combine(l, r)
+    stop_on_unwind(lp, || lp.kernel.combine(l, r))
+}
+
+/// Runs a user callback of the loop (`combine`, `finish`) so that its panic stops the
+/// pieces still running at their next block.
+pub(super) fn stop_on_unwind<K, R>(lp: &Loop<'_, K>, f: impl FnOnce() -> R) -> R {
+    let guard = StopOnUnwind(&lp.stop);
+    let out = f();
+    std::mem::forget(guard);
+    out
 }
 
 /// A value that stays on its thread although the closure holding it must be `Send`.
