@@ -362,15 +362,28 @@ impl Worker {
         B: FnOnce(&Worker) -> RB + Send,
         RB: Send,
     {
-        if self.try_pop_any(slot) {
-            // SAFETY: the slot was popped privately, so it still holds the `B` put above.
-            let b = unsafe { slot.take::<B, RB>() };
-            return b(self);
+        let popped = self.owner.try_pop_private(slot)
+            || match self.sync_gated::<B, RB>(slot) {
+                None => true,
+                Some(Ok(r)) => return r,
+                Some(Err(p)) => panic::resume_unwind(p),
+            };
+        debug_assert!(popped);
+        // SAFETY: the slot was popped privately, so it still holds the `B` put above.
+        let b = unsafe { slot.take::<B, RB>() };
+        b(self)
+    }
+
+    /// `sync` with the pop gate down: pops `slot` (`None`, for the caller to run it) or
+    /// awaits its thief and takes the outcome. Out of line, with the outcome returned
+    /// through memory as `await_stolen` did: the fast path then keeps one shared return.
+    #[cold]
+    #[inline(never)]
+    fn sync_gated<B, RB>(&self, slot: &Slot) -> Option<std::thread::Result<RB>> {
+        if self.pop_gated(slot) {
+            return None;
         }
-        match self.await_stolen::<B, RB>(slot) {
-            Ok(r) => r,
-            Err(p) => panic::resume_unwind(p),
-        }
+        Some(self.await_stolen::<B, RB>(slot))
     }
 
     /// `join` for a `b` (or result) too large for a slot: the slot holds a small job
