@@ -362,14 +362,15 @@ impl Worker {
         B: FnOnce(&Worker) -> RB + Send,
         RB: Send,
     {
-        let popped = self.owner.try_pop_private(slot)
-            || match self.sync_gated::<B, RB>(slot) {
-                None => true,
+        if !self.owner.try_pop_private(slot) {
+            match self.sync_gated::<B, RB>(slot) {
+                None => {}
                 Some(Ok(r)) => return r,
                 Some(Err(p)) => panic::resume_unwind(p),
-            };
-        debug_assert!(popped);
-        // SAFETY: the slot was popped privately, so it still holds the `B` put above.
+            }
+        }
+        // SAFETY: the slot was popped privately (`None` above), so it still holds the `B`
+        // put by the push.
         let b = unsafe { slot.take::<B, RB>() };
         b(self)
     }
