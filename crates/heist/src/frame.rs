@@ -11,14 +11,15 @@
 //! of its own worker that it could block.
 //!
 //! Spawned tasks sit in the deque like join branches (`crate::spawn`); frames that drain
-//! them record the deque's depth where they began (`Task`, `Slot`, `Scope`), and the
-//! innermost `Scope` or `Promises` frame is the one scope that may push promises.
+//! them record the deque's depth where they began (`Task`, `Slot`, `Scope`). Beside the
+//! stack, a worker keeps its innermost `Worker::scope` or `Worker::promises`, the one scope
+//! that may push promises (`Frames::enter_scope`): one load tells a promise whether it may.
 //!
 //! The barrier rule follows the task barrier of "Embracing Explicit Communication in
 //! Work-Stealing Runtime Systems" (Prell, §4.2), which allows barriers in the root task
 //! only; heist also allows them inside tasks, where they wait for what can end first.
 
-use std::cell::UnsafeCell;
+use std::cell::{Cell, UnsafeCell};
 
 /// One thing a worker is inside. The depths are of the worker's deque when the frame
 /// began: spawned tasks pushed above them belong to the frame (`crate::spawn`).
@@ -39,10 +40,8 @@ pub(crate) enum Frame {
     /// A slot's task (stolen, handed out, or popped by this worker): what it leaves in
     /// the deque is drained before it counts as finished (`crate::spawn::run_draining`).
     Slot(u32),
-    /// A `Worker::scope`, by address: its end drains the deque down to its depth.
-    Scope(*const (), u32),
-    /// A `Worker::promises` scope, by address.
-    Promises(*const ()),
+    /// A `Worker::scope`: its end drains the deque down to its depth.
+    Scope(u32),
 }
 
 impl Frame {
@@ -86,6 +85,22 @@ impl BarrierWait {
 /// A worker's frame stack. Only its own thread touches it.
 pub(crate) struct Frames {
     stack: UnsafeCell<Vec<Frame>>,
+    /// The innermost `Worker::scope` or `Worker::promises`, by address, or null.
+    scope: Cell<*const ()>,
+}
+
+/// Makes the scope it was entered for the innermost one until dropped, also on unwind.
+#[must_use = "the outer scope is innermost again when this guard drops"]
+pub(crate) struct ScopeEntered<'a> {
+    frames: &'a Frames,
+    outer: *const (),
+}
+
+impl Drop for ScopeEntered<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.frames.scope.set(self.outer);
+    }
 }
 
 /// Pops its frame when dropped.
@@ -111,6 +126,19 @@ impl Frames {
     pub(crate) fn new() -> Frames {
         Frames {
             stack: UnsafeCell::new(Vec::with_capacity(Self::RESERVE)),
+            scope: Cell::new(std::ptr::null()),
+        }
+    }
+
+    /// Makes the scope `id` (a `Worker::scope` or `Worker::promises`, by address) the
+    /// innermost one until the guard drops. Scopes nest with the calls that make them, and
+    /// code taken up inside a wait cannot reach an outer scope (a `&Promises` is not
+    /// `Send`), so the innermost one is simply the last entered.
+    #[inline]
+    pub(crate) fn enter_scope(&self, id: *const ()) -> ScopeEntered<'_> {
+        ScopeEntered {
+            frames: self,
+            outer: self.scope.replace(id),
         }
     }
 
@@ -209,15 +237,9 @@ impl Frames {
 
     /// The innermost `Worker::scope` or `Worker::promises`, by address, or null: only it
     /// may push promises (`crate::promise`).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn innermost_scope(&self) -> *const () {
-        self.with(|s| {
-            s.iter().rev().find_map(|f| match *f {
-                Frame::Scope(p, _) | Frame::Promises(p) => Some(p),
-                _ => None,
-            })
-        })
-        .unwrap_or(std::ptr::null())
+        self.scope.get()
     }
 
     /// Whether the innermost task this worker runs is a slot's, which drains what it
@@ -235,7 +257,7 @@ impl Frames {
     pub(crate) fn drain_depth(&self) -> u32 {
         self.with(|s| {
             s.iter().rev().find_map(|f| match *f {
-                Frame::Task(d) | Frame::Slot(d) | Frame::Scope(_, d) => Some(d),
+                Frame::Task(d) | Frame::Slot(d) | Frame::Scope(d) => Some(d),
                 _ => None,
             })
         })
@@ -279,7 +301,7 @@ mod tests {
         let _r = f.enter(Frame::Root);
         assert!(f.at_root());
         {
-            let _s = f.enter(Frame::Promises(8 as *const ()));
+            let _s = f.enter_scope(8 as *const ());
             assert!(f.at_root(), "a promises scope changes nothing");
         }
         let _w = f.enter(Frame::OtherPool);
@@ -319,15 +341,21 @@ mod tests {
     }
 
     #[test]
-    fn the_innermost_scope_is_found_through_other_frames() {
+    fn the_innermost_scope_is_the_last_entered_through_other_frames() {
         let f = Frames::new();
         assert!(f.innermost_scope().is_null());
-        let _a = f.enter(Frame::Promises(16 as *const ()));
+        let _a = f.enter_scope(16 as *const ());
         {
-            let _b = f.enter(Frame::Scope(32 as *const (), 0));
+            let _b = f.enter_scope(32 as *const ());
             let _t = f.enter(Frame::Task(0));
             assert_eq!(f.innermost_scope(), 32 as *const ());
         }
+        assert_eq!(f.innermost_scope(), 16 as *const ());
+        let r = panic::catch_unwind(AssertUnwindSafe(|| {
+            let _c = f.enter_scope(64 as *const ());
+            panic!("unwinds through a scope");
+        }));
+        assert!(r.is_err());
         assert_eq!(f.innermost_scope(), 16 as *const ());
     }
 
@@ -341,7 +369,7 @@ mod tests {
         assert_eq!(f.drain_depth(), 1);
         let _s = f.enter(Frame::Slot(3));
         assert!(f.in_slot());
-        let _c = f.enter(Frame::Scope(8 as *const (), 5));
+        let _c = f.enter(Frame::Scope(5));
         assert!(f.in_slot(), "a scope inside a slot run");
         assert_eq!(f.drain_depth(), 5);
         let _t2 = f.enter(Frame::Task(7));

@@ -5,8 +5,8 @@
 //! joined; a stolen one is awaited by leapfrogging (Lace) or by stealing through requests
 //! (relay).
 //!
-//! Handles may be joined in any order. The newest one, on top of the deque, is popped as
-//! `join` pops its branch. An older one is finished in place: if no thief has it, its
+//! Handles may be joined in any order. One whose slot is on top of the deque (the newest,
+//! once the newer ones were joined) is popped as `join` pops its branch. An older one is finished in place: if no thief has it, its
 //! owner takes the job out (taking its slot back from the shared part under Lace), runs
 //! it, and marks the slot claimed, so that the later pop (or a thief, should the slot be
 //! shared again) finds nothing to run; if a thief has it, the owner waits for it and
@@ -18,7 +18,6 @@
 //! full deque never fails a spawn: the task then runs at once, and its handle keeps the
 //! result.
 
-use crate::frame::Frame;
 use crate::sched::Schedule;
 use crate::spawn;
 use crate::task::{self, Panic, Slot, DONE};
@@ -35,10 +34,6 @@ pub struct Promises<'w> {
     w: &'w Worker,
     /// The deque's `head` when the scope began; its tasks occupy the slots from there.
     base: *const Slot,
-    /// The slot of the newest pushed promise whose handle may still pop it (null if
-    /// none): the top of the deque while this scope is innermost, up to spawned tasks
-    /// (which the pop gate guards) and claimed slots left above it.
-    newest: Cell<*const Slot>,
     /// Panics for the end of the scope, once there are any (null until then, so that a
     /// scope without panics only tests one word at its end).
     trouble: Cell<*mut Trouble>,
@@ -64,10 +59,11 @@ struct Trouble {
 /// its panic.
 pub struct Promise<'f, 'w, R> {
     scope: &'f Promises<'w>,
+    /// The scope's worker, held here too: a join that read it from the scope would load
+    /// it from memory after the task's call, and every step of the pop would wait for it.
+    w: &'w Worker,
     /// The task's slot, or null if it ran at spawn.
     slot: *const Slot,
-    /// The scope's `newest` when this task was pushed.
-    below: *const Slot,
     join: JoinFn<R>,
     /// The outcome of a task that ran at spawn (full deque, or not spawned from the
     /// innermost scope): its result, or the id of its panic in the scope's `Trouble`.
@@ -84,8 +80,8 @@ fn never_pushed<R>(_: &Worker, _: &Slot, _: bool) -> R {
     unreachable!("a task that ran at spawn has no slot")
 }
 
-/// Finishes the task in `slot`, put with `B` and `R`: the newest task of the innermost
-/// scope is popped like a `join` branch, any other is finished in place.
+/// Finishes the task in `slot`, put with `B` and `R`: a task on top of the deque, of the
+/// innermost scope, is popped like a `join` branch, any other is finished in place.
 #[inline(always)]
 fn join_pushed<B, R>(w: &Worker, slot: &Slot, on_top: bool) -> R
 where
@@ -200,21 +196,21 @@ impl<'w> Promises<'w> {
     fn ran<'f, R>(&'f self, out: Result<R, u32>, join: JoinFn<R>) -> Promise<'f, 'w, R> {
         Promise {
             scope: self,
+            w: self.w,
             slot: ptr::null(),
-            below: ptr::null(),
             join,
             ready: Some(out),
             _slot: PhantomData,
         }
     }
 
-    /// The handle of a task pushed into `slot`, now the scope's newest.
+    /// The handle of a task pushed into `slot`.
     #[inline(always)]
     fn pushed<'f, R>(&'f self, slot: *const Slot, join: JoinFn<R>) -> Promise<'f, 'w, R> {
         Promise {
             scope: self,
+            w: self.w,
             slot,
-            below: self.newest.replace(slot),
             join,
             ready: None,
             _slot: PhantomData,
@@ -302,16 +298,15 @@ impl<'w> Promises<'w> {
         task::keep_first(&mut self.trouble().first, p);
     }
 
-    /// Whether the handle of `slot`, pushed when `below` was the newest, may pop it: it
-    /// is the scope's newest, and this scope is the innermost one, so that popping it pops
-    /// nothing of another scope. Then the scope's newest is `below` again.
+    /// Whether the handle of `slot` may pop it: it is the top of `w`'s deque (`w` is this
+    /// scope's worker), and this scope is the innermost one, so that popping it pops
+    /// nothing of another scope (an inner scope may not have pushed yet: its base is then
+    /// just above `slot`). Otherwise the task is finished in place: newer handles of the
+    /// scope not joined yet, spawned tasks or claimed slots lie above it.
     #[inline(always)]
-    fn pop_newest(&self, slot: *const Slot, below: *const Slot) -> bool {
-        let newest = ptr::eq(self.newest.get(), slot) && self.is_innermost();
-        if newest {
-            self.newest.set(below);
-        }
-        newest
+    fn may_pop(&self, w: &Worker, slot: *const Slot) -> bool {
+        ptr::eq(w.owner().head(), slot.wrapping_add(1))
+            && ptr::eq(w.frames().innermost_scope(), self.id())
     }
 
     /// The deque depth where the scope began.
@@ -319,10 +314,9 @@ impl<'w> Promises<'w> {
         self.w.owner().index_of(self.base)
     }
 
-    /// Ends the scope after its closure returned `out`.
+    /// Ends the scope after its closure returned `out`; `w` is its worker.
     #[inline(always)]
-    fn end<T>(&self, out: T) -> T {
-        let w = self.w;
+    fn end<T>(&self, w: &Worker, out: T) -> T {
         if w.owner().head() != self.base || !self.trouble.get().is_null() {
             return self.end_slow(out);
         }
@@ -365,16 +359,16 @@ impl<R> Promise<'_, '_, R> {
     pub fn join(self) -> R {
         let Promise {
             scope,
+            w,
             slot,
-            below,
             join,
             ready,
             ..
         } = self;
         if !slot.is_null() {
             // SAFETY: a pushed task's slot stays in use until this handle finishes it.
-            let pop = scope.pop_newest(slot, below);
-            return join(scope.w, unsafe { &*slot }, pop);
+            let pop = scope.may_pop(w, slot);
+            return join(w, unsafe { &*slot }, pop);
         }
         match ready {
             Some(Ok(r)) => r,
@@ -407,15 +401,14 @@ impl Worker {
         let scope = Promises {
             w: self,
             base: self.owner().head(),
-            newest: Cell::new(ptr::null()),
             trouble: Cell::new(ptr::null_mut()),
             _inv: PhantomData,
         };
         // Popped before the scope ends, also when `op` unwinds (the guard drops first).
-        let entered = self.frames().enter(Frame::Promises(scope.id()));
+        let entered = self.frames().enter_scope(scope.id());
         let out = op(&scope);
         drop(entered);
-        let out = scope.end(out);
+        let out = scope.end(self, out);
         mem::forget(scope);
         out
     }

@@ -261,13 +261,15 @@ impl Worker {
         let view = Scope::view(&shared, Some(self));
         let base = self.owner().depth();
         let id = &shared as *const Shared as *const ();
-        let entered = self.frames().enter(Frame::Scope(id, base));
+        let entered = self.frames().enter(Frame::Scope(base));
+        let innermost = self.frames().enter_scope(id);
         let out = panic::catch_unwind(AssertUnwindSafe(|| op(&view)));
         // Cannot unwind (see `Worker::run_taken`), so no task outlives the scope.
         spawn::drain_to(self, base, task::drop_panic);
         if !shared.done() {
             self.wait_until(|| shared.done());
         }
+        drop(innermost);
         drop(entered);
         shared.finish(out)
     }

@@ -163,6 +163,32 @@ fn an_outer_scope_spawning_inside_an_inner_one_runs_at_spawn() {
     }
 }
 
+/// An outer handle joined inside an inner scope that has not pushed yet finds its slot on
+/// top of the deque, but must not pop it there: the inner scope's tasks would then sit
+/// below the inner scope's base, and a dropped one would not run before the scope ends.
+#[test]
+fn an_outer_handle_joined_inside_an_empty_inner_scope_leaves_the_inner_tasks_inside() {
+    for pool in pools() {
+        for _ in 0..50 {
+            let ran = AtomicUsize::new(0);
+            let r = pool.run(|w| {
+                w.promises(|outer| {
+                    let a = outer.spawn(|_| 2u64);
+                    let v = w.promises(|inner| {
+                        let x = a.join();
+                        drop(inner.spawn(|_| ran.fetch_add(1, Ordering::Relaxed)));
+                        let y = inner.spawn(|_| 3u64);
+                        x + y.join()
+                    });
+                    assert_eq!(ran.load(Ordering::Relaxed), 1, "inner task done at its end");
+                    v
+                })
+            });
+            assert_eq!(r, 5);
+        }
+    }
+}
+
 /// With the deque full a promise runs at spawn; a leaked handle of one that panicked still
 /// hands its panic to the caller of `promises`, and a joined one re-raises it.
 #[test]
