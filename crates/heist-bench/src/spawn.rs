@@ -239,7 +239,7 @@ pub fn exec_detached<T: DetachTask>(rt: &Runtime, rayon_cx: RayonDetach, task: T
     }
 }
 
-/// Whether `kind` runs kernels written with heist-only constructs (futures, detached
+/// Whether `kind` runs kernels written with heist-only constructs (promises, detached
 /// tasks): `seq` (their elision) and the two heist schedulers.
 pub fn heist_only(kind: RuntimeKind) -> bool {
     matches!(

@@ -22,12 +22,13 @@ fn main() -> Result<(), heist::BuildError> {
         }
     });
 
-    // Futures: joined newest first; leaked handles are finished when the scope ends.
+    // Promises (the thesis's futures): joined in any order; a handle not joined is
+    // finished when the scope ends.
     let r = pool.run(|w| {
-        w.futures(|s| {
-            let f = s.spawn(|w| fib(w, 30));
+        w.promises(|s| {
+            let p = s.spawn(|w| fib(w, 30));
             let y = fib(w, 29);
-            f.join() + y
+            p.join() + y
         })
     });
 

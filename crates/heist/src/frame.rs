@@ -10,17 +10,23 @@
 //! `join` pushes no frame: its second half runs inline or on a thief, never inside a wait
 //! of its own worker that it could block.
 //!
+//! Spawned tasks sit in the deque like join branches (`crate::spawn`); frames that drain
+//! them record the deque's depth where they began (`Task`, `Slot`, `Scope`). Beside the
+//! stack, a worker keeps its innermost `Worker::scope` or `Worker::promises`, the one scope
+//! that may push promises (`Frames::enter_scope`): one load tells a promise whether it may.
+//!
 //! The barrier rule follows the task barrier of "Embracing Explicit Communication in
 //! Work-Stealing Runtime Systems" (Prell, §4.2), which allows barriers in the root task
 //! only; heist also allows them inside tasks, where they wait for what can end first.
 
-use std::cell::UnsafeCell;
+use std::cell::{Cell, UnsafeCell};
 
-/// One thing a worker is inside.
+/// One thing a worker is inside. The depths are of the worker's deque when the frame
+/// began: spawned tasks pushed above them belong to the frame (`crate::spawn`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Frame {
     /// A task this worker took up from a queue, a steal, a team or a reduction.
-    Task,
+    Task(u32),
     /// A root of `Pool::run` (inside the `Task` that runs it).
     Root,
     /// A detached task (inside the `Task` that runs it).
@@ -31,8 +37,17 @@ pub(crate) enum Frame {
     /// A wait in a barrier that termination detection answers: the tasks below it count
     /// as idle.
     Barrier,
-    /// A `Worker::futures` scope, by address.
-    Futures(*const ()),
+    /// A slot's task (stolen, handed out, or popped by this worker): what it leaves in
+    /// the deque is drained before it counts as finished (`crate::spawn::run_draining`).
+    Slot(u32),
+    /// A `Worker::scope`: its end drains the deque down to its depth.
+    Scope(u32),
+}
+
+impl Frame {
+    fn is_task(self) -> bool {
+        matches!(self, Frame::Task(_))
+    }
 }
 
 /// Which jobs submitted from outside a worker may take up now.
@@ -70,6 +85,22 @@ impl BarrierWait {
 /// A worker's frame stack. Only its own thread touches it.
 pub(crate) struct Frames {
     stack: UnsafeCell<Vec<Frame>>,
+    /// The innermost `Worker::scope` or `Worker::promises`, by address, or null.
+    scope: Cell<*const ()>,
+}
+
+/// Makes the scope it was entered for the innermost one until dropped, also on unwind.
+#[must_use = "the outer scope is innermost again when this guard drops"]
+pub(crate) struct ScopeEntered<'a> {
+    frames: &'a Frames,
+    outer: *const (),
+}
+
+impl Drop for ScopeEntered<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.frames.scope.set(self.outer);
+    }
 }
 
 /// Pops its frame when dropped.
@@ -95,6 +126,19 @@ impl Frames {
     pub(crate) fn new() -> Frames {
         Frames {
             stack: UnsafeCell::new(Vec::with_capacity(Self::RESERVE)),
+            scope: Cell::new(std::ptr::null()),
+        }
+    }
+
+    /// Makes the scope `id` (a `Worker::scope` or `Worker::promises`, by address) the
+    /// innermost one until the guard drops. Scopes nest with the calls that make them, and
+    /// code taken up inside a wait cannot reach an outer scope (a `&Promises` is not
+    /// `Send`), so the innermost one is simply the last entered.
+    #[inline]
+    pub(crate) fn enter_scope(&self, id: *const ()) -> ScopeEntered<'_> {
+        ScopeEntered {
+            frames: self,
+            outer: self.scope.replace(id),
         }
     }
 
@@ -123,19 +167,16 @@ impl Frames {
 
     /// The innermost frame that is a `Task` or satisfies `kind`.
     fn innermost(&self, kind: impl Fn(Frame) -> bool) -> Option<Frame> {
-        self.with(|s| {
-            s.iter()
-                .rev()
-                .copied()
-                .find(|&f| f == Frame::Task || kind(f))
-        })
+        self.with(|s| s.iter().rev().copied().find(|&f| f.is_task() || kind(f)))
     }
 
     /// Whether this worker may take up a root of `Pool::run` now: at the bottom of its
     /// stack, or right inside a wait for another pool (a root taken up inside any other
     /// wait could wait, in a barrier, for the very task that wait is for).
     pub(crate) fn may_take_roots(&self) -> bool {
-        self.innermost(|f| f == Frame::OtherPool) != Some(Frame::Task)
+        !self
+            .innermost(|f| f == Frame::OtherPool)
+            .is_some_and(Frame::is_task)
     }
 
     /// `may_take_roots` as the injector's filter.
@@ -155,15 +196,17 @@ impl Frames {
     /// Whether this worker is idle as far as its frames go: it runs no task, or only
     /// tasks below a barrier wait (relay's termination detection counts those idle).
     pub(crate) fn idle(&self) -> bool {
-        self.innermost(|f| f == Frame::Barrier) != Some(Frame::Task)
+        !self
+            .innermost(|f| f == Frame::Barrier)
+            .is_some_and(Frame::is_task)
     }
 
     /// Whether this worker runs a root of `Pool::run` in the only task it took up, so
     /// that nothing it took up waits for anything above.
     pub(crate) fn at_root(&self) -> bool {
         self.with(|s| {
-            let mut tasks = s.iter().filter(|&&f| f == Frame::Task);
-            let first = s.iter().position(|&f| f == Frame::Task);
+            let mut tasks = s.iter().filter(|f| f.is_task());
+            let first = s.iter().position(|f| f.is_task());
             tasks.next().is_some()
                 && tasks.next().is_none()
                 && first.is_some_and(|i| s[i..].contains(&Frame::Root))
@@ -192,15 +235,33 @@ impl Frames {
         }
     }
 
-    /// The innermost `Worker::futures` scope, or null.
-    pub(crate) fn innermost_futures(&self) -> *const () {
+    /// The innermost `Worker::scope` or `Worker::promises`, by address, or null: only it
+    /// may push promises (`crate::promise`).
+    #[inline(always)]
+    pub(crate) fn innermost_scope(&self) -> *const () {
+        self.scope.get()
+    }
+
+    /// Whether the innermost task this worker runs is a slot's, which drains what it
+    /// leaves before it finishes; false in a heap job (a root, a job from outside) or a
+    /// team's or reduction's task.
+    pub(crate) fn in_slot(&self) -> bool {
+        matches!(
+            self.innermost(|f| matches!(f, Frame::Slot(_))),
+            Some(Frame::Slot(_))
+        )
+    }
+
+    /// The depth where the innermost frame that drains began (a slot run, a task taken
+    /// up, a scope): spawned tasks pushed above it are found by its drain.
+    pub(crate) fn drain_depth(&self) -> u32 {
         self.with(|s| {
             s.iter().rev().find_map(|f| match *f {
-                Frame::Futures(p) => Some(p),
+                Frame::Task(d) | Frame::Slot(d) | Frame::Scope(d) => Some(d),
                 _ => None,
             })
         })
-        .unwrap_or(std::ptr::null())
+        .unwrap_or(0)
     }
 }
 
@@ -218,13 +279,13 @@ mod tests {
         let f = Frames::new();
         assert!(f.may_take_roots() && !f.waits_for_other_pool());
         assert_eq!(f.roots(), Roots::Included);
-        let _t = f.enter(Frame::Task);
+        let _t = f.enter(Frame::Task(0));
         assert!(!f.may_take_roots());
         assert_eq!(f.roots(), Roots::Excluded);
         {
             let _w = f.enter(Frame::OtherPool);
             assert!(f.may_take_roots() && f.waits_for_other_pool());
-            let _t2 = f.enter(Frame::Task);
+            let _t2 = f.enter(Frame::Task(0));
             let _r = f.enter(Frame::Root);
             assert!(!f.may_take_roots() && !f.waits_for_other_pool());
         }
@@ -235,16 +296,16 @@ mod tests {
     fn only_the_root_in_the_bottom_task_is_at_root() {
         let f = Frames::new();
         assert!(!f.at_root());
-        let _t = f.enter(Frame::Task);
+        let _t = f.enter(Frame::Task(0));
         assert!(!f.at_root(), "a task that is no root");
         let _r = f.enter(Frame::Root);
         assert!(f.at_root());
         {
-            let _s = f.enter(Frame::Futures(8 as *const ()));
-            assert!(f.at_root(), "a futures scope changes nothing");
+            let _s = f.enter_scope(8 as *const ());
+            assert!(f.at_root(), "a promises scope changes nothing");
         }
         let _w = f.enter(Frame::OtherPool);
-        let _t2 = f.enter(Frame::Task);
+        let _t2 = f.enter(Frame::Task(0));
         let _r2 = f.enter(Frame::Root);
         assert!(!f.at_root(), "a root taken up inside another pool's wait");
     }
@@ -253,52 +314,76 @@ mod tests {
     fn tasks_below_a_barrier_wait_count_as_idle() {
         let f = Frames::new();
         assert!(f.idle());
-        let _t = f.enter(Frame::Task);
+        let _t = f.enter(Frame::Task(0));
         assert!(!f.idle());
         let _b = f.enter(Frame::Barrier);
         assert!(f.idle());
-        let _t2 = f.enter(Frame::Task);
+        let _t2 = f.enter(Frame::Task(0));
         assert!(!f.idle());
     }
 
     #[test]
     fn a_barrier_waits_for_itself_only_in_a_detached_body() {
         let f = Frames::new();
-        let _t = f.enter(Frame::Task);
+        let _t = f.enter(Frame::Task(0));
         let _r = f.enter(Frame::Root);
         assert_eq!(f.barrier_wait(0), BarrierWait::AtRoot);
         assert_eq!(f.barrier_wait(1), BarrierWait::Nested(0));
-        let _t2 = f.enter(Frame::Task);
+        let _t2 = f.enter(Frame::Task(0));
         let _d = f.enter(Frame::Detached);
         assert_eq!(f.barrier_wait(0), BarrierWait::ForItself);
-        let _t3 = f.enter(Frame::Task);
+        let _t3 = f.enter(Frame::Task(0));
         assert_eq!(f.barrier_wait(0), BarrierWait::Nested(1));
         assert_eq!(f.barrier_wait(0).detached_left(), 1);
         let _d2 = f.enter(Frame::Detached);
-        let _t4 = f.enter(Frame::Task);
+        let _t4 = f.enter(Frame::Task(0));
         assert_eq!(f.barrier_wait(0), BarrierWait::Nested(2));
     }
 
     #[test]
-    fn the_innermost_futures_scope_is_found_through_other_frames() {
+    fn the_innermost_scope_is_the_last_entered_through_other_frames() {
         let f = Frames::new();
-        assert!(f.innermost_futures().is_null());
-        let _a = f.enter(Frame::Futures(16 as *const ()));
+        assert!(f.innermost_scope().is_null());
+        let _a = f.enter_scope(16 as *const ());
         {
-            let _b = f.enter(Frame::Futures(32 as *const ()));
-            let _t = f.enter(Frame::Task);
-            assert_eq!(f.innermost_futures(), 32 as *const ());
+            let _b = f.enter_scope(32 as *const ());
+            let _t = f.enter(Frame::Task(0));
+            assert_eq!(f.innermost_scope(), 32 as *const ());
         }
-        assert_eq!(f.innermost_futures(), 16 as *const ());
+        assert_eq!(f.innermost_scope(), 16 as *const ());
+        let r = panic::catch_unwind(AssertUnwindSafe(|| {
+            let _c = f.enter_scope(64 as *const ());
+            panic!("unwinds through a scope");
+        }));
+        assert!(r.is_err());
+        assert_eq!(f.innermost_scope(), 16 as *const ());
+    }
+
+    #[test]
+    fn slot_runs_and_drain_depths_are_the_innermost_ones() {
+        let f = Frames::new();
+        assert!(!f.in_slot());
+        assert_eq!(f.drain_depth(), 0);
+        let _t = f.enter(Frame::Task(1));
+        assert!(!f.in_slot(), "a heap job drains nothing");
+        assert_eq!(f.drain_depth(), 1);
+        let _s = f.enter(Frame::Slot(3));
+        assert!(f.in_slot());
+        let _c = f.enter(Frame::Scope(5));
+        assert!(f.in_slot(), "a scope inside a slot run");
+        assert_eq!(f.drain_depth(), 5);
+        let _t2 = f.enter(Frame::Task(7));
+        assert!(!f.in_slot(), "a task taken up inside the scope's wait");
+        assert_eq!(f.drain_depth(), 7);
     }
 
     #[test]
     fn frames_are_popped_on_unwind() {
         let f = Frames::new();
-        let _t = f.enter(Frame::Task);
+        let _t = f.enter(Frame::Task(0));
         let r = panic::catch_unwind(AssertUnwindSafe(|| {
             let _d = f.enter(Frame::Detached);
-            let _t2 = f.enter(Frame::Task);
+            let _t2 = f.enter(Frame::Task(0));
             panic!("unwinds through two frames");
         }));
         assert!(r.is_err());

@@ -109,7 +109,6 @@ pub mod affinity;
 mod barrier;
 mod compat;
 mod frame;
-mod future;
 mod lace;
 mod latch;
 #[cfg(all(test, loom))]
@@ -118,12 +117,14 @@ mod loom_latch;
 mod loom_sleep;
 mod par;
 mod pool;
+mod promise;
 mod reduce;
 mod registry;
 mod relay;
 mod sched;
 mod scope;
 mod sleep;
+mod spawn;
 mod stats;
 mod sync;
 mod task;
@@ -136,12 +137,12 @@ pub use compat::{
     spawn_broadcast, spawn_fifo, yield_local, yield_now, BroadcastContext, FnContext, ScopeFifo,
     ThreadBuilder, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
 };
-pub use future::{Future, Futures};
 pub use par::{
     array, collections, iter, option, prelude, range, range_inclusive, result, slice, str, string,
     tree, vec,
 };
 pub use pool::{global, BuildError, Pool, PoolBuilder, Scheduler, MAX_DEQUE_CAPACITY};
+pub use promise::{Promise, Promises};
 pub use reduce::ReduceCtx;
 pub use scope::{scope, Scope};
 pub use stats::WorkerStats;

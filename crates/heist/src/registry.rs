@@ -29,7 +29,8 @@ pub(crate) enum Injected {
 pub(crate) struct WorkerInfo {
     pub(crate) deque: Deque,
     pub(crate) counters: Counters,
-    /// Heap jobs this worker spawned (scope tasks); others may take them from the front.
+    /// Heap jobs this worker queued (relay's manager: jobs from outside); others may take
+    /// them from the front.
     pub(crate) jobs: Mutex<VecDeque<Job>>,
     pub(crate) jobs_len: AtomicUsize,
     /// Jobs for this worker alone (`broadcast`); never stolen.
@@ -84,6 +85,8 @@ pub(crate) struct Registry {
     pub(crate) reductions: crate::reduce::Board,
     /// rayon's start and exit handlers, run by each worker around its loop.
     pub(crate) lifecycle: crate::compat::Lifecycle,
+    /// Detached tasks made and done on each worker (`crate::spawn`).
+    pub(crate) spawns: crate::spawn::Counts,
 }
 
 impl Registry {
@@ -112,6 +115,7 @@ impl Registry {
             teams: crate::team::Teams::new(workers),
             reductions: crate::reduce::Board::new(),
             lifecycle: Default::default(),
+            spawns: crate::spawn::Counts::new(workers),
         }
     }
 
@@ -189,11 +193,6 @@ impl Registry {
     /// Takes the newest heap job of worker `w` (its own, LIFO).
     pub(crate) fn take_newest_job(&self, w: usize) -> Option<Job> {
         self.take_jobs(w, VecDeque::pop_back).flatten()
-    }
-
-    /// Takes the oldest heap job of worker `w` (a thief's).
-    pub(crate) fn take_oldest_job(&self, w: usize) -> Option<Job> {
-        self.take_jobs(w, VecDeque::pop_front).flatten()
     }
 
     /// Takes the older half of worker `w`'s heap jobs, rounded up.

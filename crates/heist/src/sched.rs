@@ -3,7 +3,7 @@
 //! which scheduler a pool runs.
 //!
 //! Everything the schedulers share (the task slot, the owner's fast push and pop through
-//! the gate, the job lists, sleep) is outside this seam; everything in which Lace ("Lace:
+//! the gate, spawned tasks in the deque, sleep) is outside this seam; everything in which Lace ("Lace:
 //! non-blocking split deque for work-stealing") and the relay scheduler ("Embracing
 //! Explicit Communication in Work-Stealing Runtime Systems") differ goes through
 //! [`Schedule`]. Dispatch is an enum, matched here and nowhere else: every method below
@@ -48,8 +48,13 @@ pub(crate) trait Schedule {
     /// A job submitted from outside the pool that `w` may run now.
     fn take_injected(&self, w: &Worker) -> Option<Job>;
 
-    /// Queues a heap job that `w` spawned (a scope task, a detached task).
-    fn push_job(&self, w: &Worker, job: Job);
+    /// `w` will not push for a while (it runs a spawned task of its own in place, or
+    /// fills a batch): answers thieves waiting for it, as a push would.
+    fn answer_thieves(&self, w: &Worker);
+
+    /// Makes `slot`, a slot of `w`'s deque below its top, private again unless a thief
+    /// has it; true if it is private now.
+    fn take_back(&self, w: &Worker, slot: &Slot) -> bool;
 
     /// A job was queued from outside the pool: wake whoever takes it.
     fn injected(&self, r: &Registry, kind: Injected);
@@ -161,8 +166,13 @@ impl Schedule for Sched {
     }
 
     #[inline]
-    fn push_job(&self, w: &Worker, job: Job) {
-        dispatch!(self, s => s.push_job(w, job))
+    fn answer_thieves(&self, w: &Worker) {
+        dispatch!(self, s => s.answer_thieves(w))
+    }
+
+    #[inline]
+    fn take_back(&self, w: &Worker, slot: &Slot) -> bool {
+        dispatch!(self, s => s.take_back(w, slot))
     }
 
     #[inline]

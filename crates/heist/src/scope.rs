@@ -1,9 +1,16 @@
-//! `scope`: a dynamic number of heap-allocated tasks that may borrow from the enclosing
-//! stack. The scope waits (working meanwhile) until every task has finished, so nothing a
-//! task borrows can die first, whatever the caller forgets; panics are re-raised at the
-//! end of the scope.
+//! `scope`: a dynamic number of tasks that may borrow from the enclosing stack. The scope
+//! waits (working meanwhile) until every task has finished, so nothing a task borrows can
+//! die first, whatever the caller forgets; panics are re-raised at the end of the scope.
+//!
+//! A task spawned on a worker is a slot of that worker's deque (`crate::spawn`), found by
+//! draining: the scope drains its own worker's deque down to where it began, and a worker
+//! that runs a slot drains what the slot's task left before the task counts as finished.
+//! Only tasks spawned where no drain finds them (from another thread, or from a root or a
+//! heap job on another worker) are counted.
 
+use crate::frame::Frame;
 use crate::pool::{self, Pool, Registry};
+use crate::spawn::{self, Then};
 use crate::task::{self, JobRef, Panic};
 use crate::worker::{self, Worker};
 use std::marker::PhantomData;
@@ -36,17 +43,22 @@ unsafe impl Send for Scope<'_> {}
 
 /// What all views of one scope share.
 struct Shared {
+    /// Counted tasks not yet finished: those spawned where no drain finds them.
     pending: AtomicUsize,
     panic: Mutex<Option<Panic>>,
     registry: Arc<Registry>,
+    /// The address of the worker whose deque the scope drains at its end (0: the scope
+    /// runs outside the pool); only compared, never dereferenced.
+    owner: usize,
 }
 
 impl Shared {
-    fn new(registry: &Arc<Registry>) -> Shared {
+    fn new(registry: &Arc<Registry>, owner: Option<&Worker>) -> Shared {
         Shared {
             pending: AtomicUsize::new(0),
             panic: Mutex::new(None),
             registry: Arc::clone(registry),
+            owner: owner.map_or(0, |w| w as *const Worker as usize),
         }
     }
 
@@ -119,7 +131,53 @@ impl<'scope> Scope<'scope> {
 
     /// Spawns `f` to run on the pool before the scope ends. `f` receives the scope, so it
     /// can spawn more tasks.
+    #[inline]
     pub fn spawn<F>(&self, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        match self.worker() {
+            Some(w) if spawn::drained_on(w, self.shared().owner) => push_drained(w, f, self.shared),
+            _ => self.spawn_elsewhere(f),
+        }
+    }
+
+    /// `spawn` off the task's own worker thread, or where no drain finds the task.
+    #[cold]
+    #[inline(never)]
+    fn spawn_elsewhere<F>(&self, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        let shared = self.shared();
+        let here = match self.worker() {
+            Some(w) => Some(w),
+            // SAFETY: `current_in` returns this thread's live worker, which outlives this
+            // call.
+            None => worker::current_in(&shared.registry).map(|w| unsafe { &*w }),
+        };
+        let Some(w) = here else {
+            return self.inject(f);
+        };
+        if spawn::drained_on(w, shared.owner) {
+            push_drained(w, f, shared);
+        } else {
+            let to = SharedPtr(shared);
+            shared.pending.fetch_add(1, Relaxed);
+            // SAFETY: the scope waits for its count, which this task holds until `Then`
+            // releases it, after the task and what it left in the deque are done.
+            spawn::push(w, move |w: &Worker| unsafe {
+                run_task(f, to, w);
+                Then::Release(&raw const (*to.0).pending)
+            });
+        }
+    }
+
+    /// Spawns `f` from a thread that is not a worker of the scope's pool: a counted heap
+    /// job submitted to the pool.
+    #[cold]
+    #[inline(never)]
+    fn inject<F>(&self, f: F)
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
@@ -132,33 +190,61 @@ impl<'scope> Scope<'scope> {
         // that cannot unwind (see `Worker::scope`); `execute` never unwinds; `F` is `Send`
         // and `Shared` is `Sync`.
         let job = unsafe { JobRef::new(data, execute::<F> as unsafe fn(*const (), &Worker)) };
-        match self.worker() {
-            Some(w) if Arc::ptr_eq(w.registry(), &shared.registry) => w.push_job(job),
-            _ => match worker::current_in(&shared.registry) {
-                // SAFETY: `current_in` returns this thread's live worker.
-                Some(w) => unsafe { (*w).push_job(job) },
-                None => shared.registry.inject(job),
-            },
-        }
+        shared.registry.inject(job);
     }
 }
 
-/// Runs a scope task and ends its part in the scope. Never unwinds.
+/// Pushes `f` on `w`, where a drain finds it before the scope ends (`spawn::drained_on`).
+#[inline(always)]
+fn push_drained<'scope, F>(w: &Worker, f: F, shared: *const Shared)
+where
+    F: FnOnce(&Scope<'scope>) + Send + 'scope,
+{
+    let to = SharedPtr(shared);
+    // SAFETY: the drain that finds the task comes before the scope ends, so the scope
+    // outlives it.
+    spawn::push(w, move |w: &Worker| {
+        unsafe { run_task(f, to, w) };
+        Then::Nothing
+    });
+}
+
+/// A scope's shared part, as a task holds it.
+#[derive(Clone, Copy)]
+struct SharedPtr(*const Shared);
+
+// SAFETY: `Shared` is `Sync`, and a task uses the pointer only while the scope waits for
+// it (see `run_task`).
+unsafe impl Send for SharedPtr {}
+
+/// Runs a scope task on `w` with its own view of the scope; a panic goes to the scope.
 ///
 /// # Safety
-/// `data` is a `HeapJob<F>` made by `Scope::spawn`, executed once.
+/// The scope is alive for the whole call.
+unsafe fn run_task<'scope, F>(f: F, shared: SharedPtr, w: &Worker)
+where
+    F: FnOnce(&Scope<'scope>),
+{
+    // SAFETY: the contract above; the view ends with the task.
+    let view = Scope::view(unsafe { &*shared.0 }, Some(w));
+    if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(&view))) {
+        view.shared().record(p);
+    }
+}
+
+/// Runs a counted scope task submitted from outside the worker, drains what it left in
+/// the deque, and ends its part in the scope. Never unwinds.
+///
+/// # Safety
+/// `data` is a `HeapJob<F>` made by `Scope::inject`, executed once.
 unsafe fn execute<'scope, F>(data: *const (), w: &Worker)
 where
     F: FnOnce(&Scope<'scope>) + Send,
 {
     // SAFETY: the contract above; the scope is alive until `pending` drops to zero below.
     let HeapJob { f, shared } = *unsafe { Box::from_raw(data as *mut HeapJob<F>) };
-    // SAFETY: as above; the view ends with the task.
-    let view = Scope::view(unsafe { &*shared }, Some(w));
-    if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(&view))) {
-        // SAFETY: as above.
-        unsafe { (*shared).record(p) };
-    }
+    // SAFETY: as above.
+    spawn::run_draining(w, || unsafe { run_task(f, SharedPtr(shared), w) });
     // The last touch of the scope, through the raw pointer: once `pending` is zero the
     // owner may return and free it.
     // SAFETY: as above; nothing touches `shared` after this.
@@ -171,11 +257,20 @@ impl Worker {
     where
         OP: FnOnce(&Scope<'scope>) -> R,
     {
-        let shared = Shared::new(self.registry());
+        let shared = Shared::new(self.registry(), Some(self));
         let view = Scope::view(&shared, Some(self));
+        let base = self.owner().depth();
+        let id = &shared as *const Shared as *const ();
+        let entered = self.frames().enter(Frame::Scope(base));
+        let innermost = self.frames().enter_scope(id);
         let out = panic::catch_unwind(AssertUnwindSafe(|| op(&view)));
-        // Cannot unwind (see `Worker::busy`), so no task outlives the scope.
-        self.wait_until(|| shared.done());
+        // Cannot unwind (see `Worker::run_taken`), so no task outlives the scope.
+        spawn::drain_to(self, base, task::drop_panic);
+        if !shared.done() {
+            self.wait_until(|| shared.done());
+        }
+        drop(innermost);
+        drop(entered);
         shared.finish(out)
     }
 }
@@ -186,7 +281,7 @@ pub(crate) fn scope_outside<'scope, OP, R>(pool: &Pool, op: OP) -> R
 where
     OP: FnOnce(&Scope<'scope>) -> R,
 {
-    let shared = Shared::new(pool.registry());
+    let shared = Shared::new(pool.registry(), None);
     let view = Scope::view(&shared, None);
     let out = panic::catch_unwind(AssertUnwindSafe(|| op(&view)));
     pool.run(|w| w.wait_until(|| shared.done()));

@@ -362,15 +362,29 @@ impl Worker {
         B: FnOnce(&Worker) -> RB + Send,
         RB: Send,
     {
-        if self.try_pop_any(slot) {
-            // SAFETY: the slot was popped privately, so it still holds the `B` put above.
-            let b = unsafe { slot.take::<B, RB>() };
-            return b(self);
+        if !self.owner.try_pop_private(slot) {
+            match self.sync_gated::<B, RB>(slot) {
+                None => {}
+                Some(Ok(r)) => return r,
+                Some(Err(p)) => panic::resume_unwind(p),
+            }
         }
-        match self.await_stolen::<B, RB>(slot) {
-            Ok(r) => r,
-            Err(p) => panic::resume_unwind(p),
+        // SAFETY: the slot was popped privately (`None` above), so it still holds the `B`
+        // put by the push.
+        let b = unsafe { slot.take::<B, RB>() };
+        b(self)
+    }
+
+    /// `sync` with the pop gate down: pops `slot` (`None`, for the caller to run it) or
+    /// awaits its thief and takes the outcome. Out of line, with the outcome returned
+    /// through memory as `await_stolen` did: the fast path then keeps one shared return.
+    #[cold]
+    #[inline(never)]
+    fn sync_gated<B, RB>(&self, slot: &Slot) -> Option<std::thread::Result<RB>> {
+        if self.pop_gated(slot) {
+            return None;
         }
+        Some(self.await_stolen::<B, RB>(slot))
     }
 
     /// `join` for a `b` (or result) too large for a slot: the slot holds a small job
@@ -433,6 +447,10 @@ impl Worker {
     pub(crate) fn wait_for_thief(&self, slot: &Slot, mut attempt: impl FnMut(usize) -> bool) {
         let mut idle = 0u32;
         loop {
+            debug_assert!(
+                self.owner.top().is_some_and(|t| ptr::eq(t, slot)),
+                "heist: a stolen slot is awaited on top of its deque"
+            );
             let thief = slot.thief.load(Acquire);
             if thief == DONE {
                 return;
@@ -461,20 +479,56 @@ impl Worker {
     /// Pops the top slot, `top`; true if it was still private.
     #[inline(always)]
     pub(crate) fn try_pop_any(&self, top: &Slot) -> bool {
+        self.owner.try_pop_private(top) || self.pop_gated(top)
+    }
+
+    /// A pop of `top` with the pop gate down: spawned tasks above `top` are run first
+    /// (`crate::spawn`), then the scheduler's slow pop.
+    #[cold]
+    #[inline(never)]
+    fn pop_gated(&self, top: &Slot) -> bool {
+        crate::spawn::drain_above(self, top);
         self.owner.try_pop_private(top) || self.pop_slow() == Pop::Private
+    }
+
+    /// Pushes a slot that `write` fills with `job` (a spawned task); gives `job` back if
+    /// the deque is full.
+    #[inline(always)]
+    pub(crate) fn push_written<T>(&self, job: T, write: impl FnOnce(&Slot, T)) -> Result<&Slot, T> {
+        if let Some(slot) = self.owner.fast_slot() {
+            write(slot, job);
+            self.owner.advance(slot);
+            return Ok(slot);
+        }
+        let Some(slot) = self.owner.next_slot() else {
+            return Err(job);
+        };
+        write(slot, job);
+        if self.owner.push() {
+            self.push_slow();
+        }
+        Ok(slot)
     }
 
     /// Runs `f`, a task taken from a queue or a steal, counting it as running: a worker
     /// that runs a task is not idle even when its deque and job list are empty.
+    ///
+    /// Spawned tasks that `f` leaves in the deque run (or are awaited) before this
+    /// returns: the worker may have taken `f` up while it waits for the slot just below
+    /// them (leapfrogging, a scope's drain), whose pop must find that slot on top.
     ///
     /// `f` must not unwind: such a task runs inside whatever this worker waits in (a
     /// scope, a leapfrogging `join`, another pool's `run`), whose frames tasks on other
     /// workers may borrow. Every task entry catches its panic and hands it on; should one
     /// still unwind, the process aborts here rather than unwind through those frames.
     pub(crate) fn run_taken<R>(&self, f: impl FnOnce() -> R) -> R {
-        let _task = self.frames.enter(Frame::Task);
+        let depth = self.owner.depth();
+        let _task = self.frames.enter(Frame::Task(depth));
         let guard = task::AbortOnUnwind;
         let r = f();
+        if self.owner.depth() > depth {
+            crate::spawn::drain_to(self, depth, task::drop_panic);
+        }
         mem::forget(guard);
         r
     }
@@ -568,7 +622,7 @@ impl Worker {
         // Relay: a request that came while this worker ran heap jobs (which neither push
         // nor pop) is answered before the next one, not once the list is empty.
         self.poll();
-        if self.run_mail() {
+        if self.run_mail() || crate::spawn::help_own(self) {
             return true;
         }
         let r = &self.registry;
@@ -641,11 +695,6 @@ impl Worker {
     #[inline]
     pub(crate) fn sched(&self) -> &Sched {
         &self.registry.sched
-    }
-
-    /// Queues a heap job where this worker will find it first and thieves can take it.
-    pub(crate) fn push_job(&self, job: Job) {
-        self.sched().push_job(self, job);
     }
 }
 

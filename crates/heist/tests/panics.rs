@@ -1,10 +1,14 @@
 //! Panics on the task paths, on both schedulers: payloads whose drop panics, detached
 //! panics that nobody joins, a pool dropped inside its own task, a builder that panics
-//! half-way, forgotten futures. A wrong runtime crashes, hangs or frees a frame that a
+//! half-way, forgotten promises. A wrong runtime crashes, hangs or frees a frame that a
 //! task still uses here, so every case runs in a child process (this binary again, with
 //! `CASE` naming the case) that is killed after `TIMEOUT`: a crash or a hang fails the
 //! case instead of the whole suite. Linux only: the cases count worker threads by name
 //! in `/proc/self/task`.
+
+// Promise handles are dropped and forgotten on purpose: the scope must finish their tasks
+// whether or not the handle type has drop glue.
+#![allow(clippy::drop_non_drop, clippy::forget_non_drop)]
 #![cfg(target_os = "linux")]
 
 use heist::{Pool, Scheduler, Worker};
@@ -147,8 +151,8 @@ fn child() {
         "drop_resumes_plain" => drop_resumes_plain(s),
         "self_drop" => self_drop(s, tag),
         "thread_name_panics" => thread_name_panics(s, tag),
-        "forgotten_future" => forgotten_future(s),
-        "futures_order" => futures_order(s),
+        "forgotten_promise" => forgotten_promise(s),
+        "promises_order" => promises_order(s),
         "panic_handler" => panic_handler(s),
         "self_drop_panic_aborts" => self_drop_panic_aborts(s),
         _ => panic!("unknown case {name}"),
@@ -370,9 +374,9 @@ fn thread_name_panics(s: Scheduler, tag: &str) {
     }
 }
 
-/// A future whose handle is forgotten: its panic reaches the caller of `futures`, at
+/// A promise whose handle is forgotten: its panic reaches the caller of `promises`, at
 /// every deque capacity (at capacity 1 the task runs at spawn).
-fn forgotten_future(s: Scheduler) {
+fn forgotten_promise(s: Scheduler) {
     for cap in [1, 2, 1 << 14] {
         for n in [1, 2] {
             let pool = Pool::builder()
@@ -383,21 +387,21 @@ fn forgotten_future(s: Scheduler) {
                 .unwrap();
             let r = pool.run(|w| {
                 panic::catch_unwind(AssertUnwindSafe(|| {
-                    w.futures(|f| std::mem::forget(f.spawn(|_| -> u32 { panic!("forgotten") })))
+                    w.promises(|f| std::mem::forget(f.spawn(|_| -> u32 { panic!("forgotten") })))
                 }))
             });
-            let p = r.expect_err("the forgotten future's panic reaches `futures`' caller");
+            let p = r.expect_err("the forgotten promise's panic reaches `promises`' caller");
             assert!(is_plain(&*p, "forgotten"), "capacity {cap}, {n} workers");
             let r = pool.run(|w| {
                 panic::catch_unwind(AssertUnwindSafe(|| {
-                    w.futures(|f| {
+                    w.promises(|f| {
                         std::mem::forget(f.spawn(|_| -> u32 { panic::panic_any(Bomb) }));
                         let a = f.spawn(|_| 1u32);
                         a.join()
                     })
                 }))
             });
-            let p = r.expect_err("the forgotten future's panic reaches `futures`' caller");
+            let p = r.expect_err("the forgotten promise's panic reaches `promises`' caller");
             assert!(p.is::<Bomb>(), "capacity {cap}, {n} workers");
             defuse(p);
             assert_eq!(pool.run(|w| fib(w, 12)), 144);
@@ -405,40 +409,58 @@ fn forgotten_future(s: Scheduler) {
     }
 }
 
-/// Futures joined newest first work and oldest first panic, the same at every deque
-/// capacity.
-fn futures_order(s: Scheduler) {
-    for cap in [1, 2, 3, 1 << 14] {
+/// Promises joined in any order give the right results at every deque capacity, and a
+/// panic of one joined out of order reaches its joiner while the others finish.
+fn promises_order(s: Scheduler) {
+    for cap in [1, 2, 3, 64, 1 << 14] {
         let pool = Pool::builder()
             .workers(2)
             .scheduler(s)
             .deque_capacity(cap)
             .build()
             .unwrap();
-        let sum = pool.run(|w| {
-            w.futures(|f| {
-                let a = f.spawn(|w| fib(w, 10));
-                let b = f.spawn(|w| fib(w, 11));
-                b.join() + a.join()
-            })
-        });
-        assert_eq!(sum, 55 + 89, "capacity {cap}");
+        for order in 0..6usize {
+            let sum = pool.run(|w| {
+                w.promises(|f| {
+                    let mut hs: Vec<_> = (0..3u64)
+                        .map(|i| Some(f.spawn(move |w| fib(w, 10 + i))))
+                        .collect();
+                    let perm = [
+                        [0, 1, 2],
+                        [0, 2, 1],
+                        [1, 0, 2],
+                        [1, 2, 0],
+                        [2, 0, 1],
+                        [2, 1, 0],
+                    ];
+                    perm[order]
+                        .iter()
+                        .map(|&i| hs[i].take().expect("joined once").join())
+                        .sum::<u64>()
+                })
+            });
+            assert_eq!(sum, 55 + 89 + 144, "capacity {cap}, order {order}");
+        }
+        let ran = std::sync::atomic::AtomicUsize::new(0);
         let r = pool.run(|w| {
             panic::catch_unwind(AssertUnwindSafe(|| {
-                w.futures(|f| {
-                    let a = f.spawn(|w| fib(w, 10));
-                    let b = f.spawn(|w| fib(w, 11));
+                w.promises(|f| {
+                    let a = f.spawn(|_| -> u64 { panic!("oldest") });
+                    let b = f.spawn(|w| {
+                        ran.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        fib(w, 11)
+                    });
                     a.join() + b.join()
                 })
             }))
         });
-        let p = r.expect_err("joining the older future first panics");
-        let msg = p
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or(p.downcast_ref::<&str>().copied())
-            .unwrap_or("");
-        assert!(msg.contains("newest first"), "capacity {cap}: {msg}");
+        let p = r.expect_err("the oldest promise's panic reaches its joiner");
+        assert!(is_plain(&*p, "oldest"), "capacity {cap}");
+        assert_eq!(
+            ran.into_inner(),
+            1,
+            "capacity {cap}: the newer promise ran once"
+        );
         assert_eq!(pool.run(|w| fib(w, 12)), 144);
     }
 }
@@ -530,7 +552,7 @@ cases!(
     drop_resumes_plain,
     self_drop,
     thread_name_panics,
-    forgotten_future,
-    futures_order,
+    forgotten_promise,
+    promises_order,
     panic_handler,
 );

@@ -1,7 +1,11 @@
 //! Small pools and small inputs through every task path: joins with steals and a full
-//! deque, scopes, futures, detached tasks, panics (also with payloads that panic on drop)
+//! deque, scopes, promises, detached tasks, panics (also with payloads that panic on drop)
 //! and the drop of the pool. Quick enough to run under Miri:
 //! `MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-permissive-provenance" cargo +nightly miri test -p heist --test small`.
+
+// Promise handles are dropped and forgotten on purpose: the scope must finish their tasks
+// whether or not the handle type has drop glue.
+#![allow(clippy::drop_non_drop, clippy::forget_non_drop)]
 
 use heist::{Pool, Scheduler, Worker};
 use std::panic::{self, AssertUnwindSafe};
@@ -49,7 +53,7 @@ fn joins_scopes_futures_and_detached_tasks() {
         });
         assert_eq!(v, [10, 20, 30, 40]);
         let sum = pool.run(|w| {
-            w.futures(|f| {
+            w.promises(|f| {
                 let a = f.spawn(|w| fib(w, 6));
                 let b = f.spawn(|w| fib(w, 5));
                 let c = f.spawn(|w| fib(w, 3));
@@ -93,7 +97,7 @@ fn panics_with_payloads_that_panic_on_drop() {
         std::mem::forget(r.expect_err("join re-raises the panic"));
         let r = pool.run(|w| {
             panic::catch_unwind(AssertUnwindSafe(|| {
-                w.futures(|f| std::mem::forget(f.spawn(|_| -> u32 { panic!("forgotten") })))
+                w.promises(|f| std::mem::forget(f.spawn(|_| -> u32 { panic!("forgotten") })))
             }))
         });
         assert_eq!(

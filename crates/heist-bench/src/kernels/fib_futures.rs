@@ -1,8 +1,8 @@
-//! fib-futures: fib(n) with a future for `n-1` and `n-2` computed inline (issue "futures
-//! at join's cost"; seed 000 §4.3–4.4, the thesis's futures on its finest-grained
-//! recursion).
+//! fib-futures: fib(n) with a promise (the thesis's future) for `n-1` and `n-2` computed
+//! inline (issue "futures at join's cost"; Prell's thesis §4.3–4.4, its futures on the
+//! finest-grained recursion).
 //!
-//! Futures are heist's own construct ([`heist::Worker::futures`]), so the kernel runs on
+//! Promises are heist's own construct ([`heist::Worker::promises`]), so the kernel runs on
 //! `seq` (plain recursion, the elision) and the two heist schedulers; compare it with the
 //! `fib` kernel (join) at the same size. The result is checked against an iterative
 //! Fibonacci.
@@ -23,7 +23,7 @@ impl Bench for FibFutures {
     }
 
     fn about(&self) -> &'static str {
-        "fib(n) with a future for n-1, no cut-off (futures' overhead)"
+        "fib(n) with a promise for n-1, no cut-off (promises' overhead)"
     }
 
     fn size(&self, class: SizeClass) -> &'static str {
@@ -48,12 +48,12 @@ pub(super) fn parse_n(kernel: &str, size: &str) -> Result<u32, String> {
     Ok(crate::bench::count(kernel, size, "n", 0, 93)? as u32)
 }
 
-/// fib(n), the `n-1` call spawned as a future.
+/// fib(n), the `n-1` call spawned as a promise.
 pub fn fib_futures(w: &heist::Worker, n: u32) -> u64 {
     if n < 2 {
         return u64::from(n);
     }
-    w.futures(|s| {
+    w.promises(|s| {
         let a = s.spawn(move |w| fib_futures(w, n - 1));
         let b = fib_futures(w, n - 2);
         a.join() + b
@@ -64,7 +64,7 @@ fn run(rt: &Runtime, n: u32) -> u64 {
     match (rt.kind(), rt.heist_pool()) {
         (RuntimeKind::Seq, _) => fib(Seq, n),
         (_, Some(pool)) => pool.run(|w| fib_futures(w, n)),
-        (kind, None) => panic!("fib-futures: heist's futures do not exist on {kind}"),
+        (kind, None) => panic!("fib-futures: heist's promises do not exist on {kind}"),
     }
 }
 

@@ -1,11 +1,12 @@
-//! treerec-futures: [`super::treerec`] written with futures, as the thesis writes it
+//! treerec-futures: [`super::treerec`] written with promises (the thesis's futures), as the
+//! thesis writes it
 //! (BENCHMARKS.md "Fork-join, recursive"; Prell's thesis §2.8 Treerec, and §4.3–4.4 / Ch. 6,
 //! where "a future for n−1, n−2 computed inline" is the Treerec of every comparison).
 //!
-//! A task `n ≥ 2` spawns `n-1` as a future with [`heist::Worker::futures`], computes
-//! `n-2` itself, then joins the future; a leaf spins for `t` µs and counts 1. The
+//! A task `n ≥ 2` spawns `n-1` as a promise with [`heist::Worker::promises`], computes
+//! `n-2` itself, then joins the promise; a leaf spins for `t` µs and counts 1. The
 //! elision, direct calls of `n-1` then `n-2`, is exactly [`super::treerec::treerec`] on
-//! [`Seq`]. Futures are heist's own construct, so the kernel runs on `seq`, `heist-lace`
+//! [`Seq`]. Promises are heist's own construct, so the kernel runs on `seq`, `heist-lace`
 //! and `heist-relay` only. The leaf count is checked against `fib(n+1)`.
 
 use super::treerec::{self, leaves};
@@ -48,14 +49,14 @@ impl Bench for TreeRecFutures {
     }
 }
 
-/// Runs the tree of `n` with leaves of `t` µs on heist's futures and returns its number
+/// Runs the tree of `n` with leaves of `t` µs on heist's promises and returns its number
 /// of leaves.
 pub fn treerec_futures(w: &heist::Worker, n: u32, t: f64) -> u64 {
     if n < 2 {
         black_box(work::spin(t));
         return 1;
     }
-    w.futures(|s| {
+    w.promises(|s| {
         let a = s.spawn(move |w| treerec_futures(w, n - 1, t));
         let b = treerec_futures(w, n - 2, t);
         a.join() + b

@@ -220,23 +220,20 @@ pub(crate) fn yield_on(w: &Worker) -> Yield {
 }
 
 pub(crate) fn yield_local_on(w: &Worker) -> Yield {
-    let r = w.registry();
-    let Some(job) = r
-        .take_mail(w.index())
-        .or_else(|| r.take_newest_job(w.index()))
-    else {
-        return Yield::Idle;
-    };
-    // SAFETY: every queued `JobRef` is taken exactly once, and this one was just taken.
-    w.run_taken(|| unsafe { job.execute(w) });
-    Yield::Executed
+    if let Some(job) = w.registry().take_mail(w.index()) {
+        // SAFETY: every posted `JobRef` is taken exactly once, and this one was just taken.
+        w.run_taken(|| unsafe { job.execute(w) });
+        return Yield::Executed;
+    }
+    match crate::spawn::run_own(w) {
+        true => Yield::Executed,
+        false => Yield::Idle,
+    }
 }
 
 pub(crate) fn has_pending_tasks(w: &Worker) -> bool {
-    let r = w.registry();
-    let info = &r.infos[w.index()];
+    let info = &w.registry().infos[w.index()];
     w.owner().private_len() > 0
         || info.deque.has_shared()
-        || r.jobs_len(w.index()) > 0
         || info.has_mail.load(std::sync::atomic::Ordering::Relaxed)
 }

@@ -154,6 +154,9 @@ pub(crate) struct Owner<H: Home> {
     end: *const Slot,
     base: *const Slot,
     o_allstolen: Cell<bool>,
+    /// One past the highest private spawned task, or `base`: pops below it take the slow
+    /// path, so that a sync finds spawned tasks above its own (see `crate::spawn`).
+    o_spawn_top: Cell<*const Slot>,
     dq: NonNull<Deque>,
     counters: NonNull<Counters>,
     _home: PhantomData<H>,
@@ -179,6 +182,7 @@ impl<H: Home> Owner<H> {
             end: dq.end(),
             base,
             o_allstolen: Cell::new(true),
+            o_spawn_top: Cell::new(base),
             dq: NonNull::from(dq),
             counters: NonNull::from(counters),
             _home: PhantomData,
@@ -303,26 +307,98 @@ impl<H: Home> Owner<H> {
     #[inline(always)]
     pub(crate) fn try_pop_private(&self, top: &Slot) -> bool {
         let top = top as *const Slot;
-        debug_assert_eq!(self.head.get(), top.wrapping_add(1));
         if top >= self.gate().floor.load(Relaxed).cast_const() {
+            // Spawned tasks above `top` keep the floor above it (`set_spawn_top`).
+            debug_assert_eq!(self.head.get(), top.wrapping_add(1));
             self.head.set(Self::slot_ptr(top.addr()));
             return true;
         }
         false
     }
 
-    /// Opens the gates again: pushes up to the end, pops down to `o_split`.
+    /// Opens the gates again: pushes up to the end, pops down to `o_split` (or the
+    /// highest spawned task).
     fn open(&self) {
         self.gate().limit.store(self.end.cast_mut(), Relaxed);
-        self.gate()
-            .floor
-            .store(self.o_split.get().cast_mut(), Relaxed);
+        self.lower_floor();
     }
 
     /// Moves `o_split` (and the pop gate with it).
     fn set_split(&self, p: *const Slot) {
         self.o_split.set(p);
-        self.gate().floor.store(p.cast_mut(), Relaxed);
+        self.lower_floor();
+    }
+
+    /// Sets the pop gate to the lowest slot a fast pop may take: private, and at or above
+    /// every private spawned task. Under relay a requester may have raised the gate; the
+    /// push gate still carries that request to the next push or poll.
+    fn lower_floor(&self) {
+        let floor = self.o_split.get().max(self.o_spawn_top.get());
+        self.gate().floor.store(floor.cast_mut(), Relaxed);
+    }
+
+    /// One past the highest private spawned task (`base` if none).
+    pub(crate) fn spawn_top(&self) -> *const Slot {
+        self.o_spawn_top.get()
+    }
+
+    /// Records `p` as one past the highest private spawned task: after a spawn pushed
+    /// at `p - 1`, or after popping one (`p` is then the link it was pushed with). A pop
+    /// gate raised all the way (`raise_gate`: a relay request waits) stays raised, so
+    /// that the next pop polls; it is the highest floor, so no sync misses a spawned task.
+    #[inline]
+    pub(crate) fn set_spawn_top(&self, p: *const Slot) {
+        self.o_spawn_top.set(p);
+        if self.gate().floor.load(Relaxed).cast_const() != self.end {
+            self.lower_floor();
+        }
+    }
+
+    /// The first slot of the array.
+    pub(crate) fn bottom(&self) -> *const Slot {
+        self.base
+    }
+
+    /// Lace: shares half of the private tasks if a thief asked, as a push would. For an
+    /// owner that waits with private tasks below its top.
+    pub(crate) fn grow_if_asked(&self) {
+        let head = self.index(self.head.get());
+        let asked = self.gate().limit.load(Relaxed).cast_const() == self.base;
+        if asked && !self.o_allstolen.get() && self.index(self.o_split.get()) < head {
+            self.grow(head);
+        }
+    }
+
+    /// Pops `top`, the top slot and a spawned task, if it is private and nobody waits
+    /// on the push gate (a thief's split request or a relay request, which the slow pop
+    /// answers). The pop gate does not apply: it keeps syncs below spawned tasks off
+    /// their fast path, and this is the pop of such a task.
+    #[inline]
+    pub(crate) fn pop_spawned(&self, top: &Slot) -> bool {
+        let top = top as *const Slot;
+        let asked = self.gate().limit.load(Relaxed).cast_const() == self.base;
+        if top >= self.o_split.get() && !asked {
+            debug_assert_eq!(self.head.get(), top.wrapping_add(1));
+            self.head.set(Self::slot_ptr(top.addr()));
+            return true;
+        }
+        false
+    }
+
+    /// Whether `slot` (in use, below `head`) is private: no thief can take it.
+    pub(crate) fn is_private(&self, slot: &Slot) -> bool {
+        (slot as *const Slot) >= self.o_split.get()
+    }
+
+    /// Lace: makes the slot `slot` private again if no thief took it yet, by a CAS that
+    /// moves `split` down to it, like `shrink`. Returns whether `slot` is private now; if
+    /// not, a thief has it.
+    pub(crate) fn take_back(&self, slot: &Slot) -> bool {
+        if self.is_private(slot) {
+            return true;
+        }
+        let at = self.index(slot);
+        self.lower_split(|tail, _| (tail <= at).then_some(at))
     }
 
     /// The slow half of Lace's push: publish the first task after everything was stolen,
@@ -387,17 +463,26 @@ impl<H: Home> Owner<H> {
 
     /// Takes back the upper half of the shared part; true if everything was stolen.
     fn shrink(&self) -> bool {
+        let moved =
+            self.lower_split(|tail, split| (tail < split).then(|| tail + (split - tail) / 2));
+        if !moved {
+            self.set_allstolen();
+        }
+        !moved
+    }
+
+    /// Moves `split` down to `to(tail, split)` by a CAS, unless `to` gives `None` (for the
+    /// `tail` and `split` last read); returns whether it moved. AcqRel: this CAS is Lace's
+    /// fence; it orders the new split before any later thief CAS, which then fails or sees
+    /// the smaller split.
+    fn lower_split(&self, to: impl Fn(u32, u32) -> Option<u32>) -> bool {
         let dq = self.dq();
         let mut ts = dq.ts.0.load(Acquire);
         loop {
             let (tail, split) = unpack(ts);
-            if tail >= split {
-                self.set_allstolen();
-                return true;
-            }
-            let new_split = tail + (split - tail) / 2;
-            // AcqRel: this CAS is Lace's fence; it orders the new split before any later
-            // thief CAS, which then fails or sees the smaller split.
+            let Some(new_split) = to(tail, split) else {
+                return false;
+            };
             match dq
                 .ts
                 .0
@@ -406,7 +491,7 @@ impl<H: Home> Owner<H> {
                 Ok(_) => {
                     self.set_split(self.at(new_split));
                     stat!(self.counters(), shrinks);
-                    return false;
+                    return true;
                 }
                 Err(now) => ts = now,
             }
@@ -434,6 +519,22 @@ impl<H: Home> Owner<H> {
         let head = self.head.get();
         // SAFETY: `head > base`, so `head - 1` is a live slot of the array.
         (head > self.base).then(|| unsafe { &*head.sub(1) })
+    }
+
+    /// The slot at the top of the deque and the number of slots below it, if any.
+    pub(crate) fn top_and_below(&self) -> Option<(&Slot, u32)> {
+        self.top().map(|t| (t, self.depth() - 1))
+    }
+
+    /// `head`: the slot the next push writes (one past the top).
+    #[inline(always)]
+    pub(crate) fn head(&self) -> *const Slot {
+        self.head.get()
+    }
+
+    /// The position of `slot` (a slot of this deque, or one past its last).
+    pub(crate) fn index_of(&self, slot: *const Slot) -> u32 {
+        self.index(slot)
     }
 
     /// The number of slots in use.

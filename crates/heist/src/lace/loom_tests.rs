@@ -200,6 +200,61 @@ where
         self.stolen.push(t.id);
     }
 
+    /// Finishes task `t`, which is not on top, in place as an out-of-order promise join
+    /// does (`promise::join_in_place`): takes its slot back from the shared part and runs
+    /// it, or, if a thief has it, waits for the thief. Either way the slot is left claimed.
+    /// Returns whether it was taken back.
+    fn join_in_place(&mut self, t: &Pushed<'a>) -> bool {
+        if self.owner.take_back(t.slot) {
+            // SAFETY: private now, so no thief can claim it; it holds the `B` `push` put.
+            let job = unsafe {
+                let job = t.slot.take::<B, u64>();
+                t.slot.claim();
+                job
+            };
+            assert_eq!(job(&()), expected(t.id), "task {} run in place", t.id);
+            return true;
+        }
+        self.spin_until_done(t);
+        // SAFETY: `DONE` was read with acquire ordering; the outcome is read once.
+        let out = unsafe { t.slot.read_outcome::<B, u64>() };
+        assert_eq!(out.ok(), Some(expected(t.id)), "stolen task {}", t.id);
+        // SAFETY: the thief is done with the slot.
+        unsafe { t.slot.claim() };
+        self.stolen.push(t.id);
+        false
+    }
+
+    /// Pops the claimed slot of `t`, now on top: nothing left to run, but a thief that took
+    /// it after a grow must be done with it first. True if a thief took it after the claim.
+    fn pop_claimed(&mut self, t: Pushed<'a>, ran_in_place: bool) -> bool {
+        if self.owner.try_pop_private(t.slot) || self.owner.pop_slow() == Pop::Private {
+            return false;
+        }
+        self.spin_until_done(&t);
+        self.owner.pop_stolen();
+        // SAFETY: done, and the claimed entry has no outcome to drop.
+        assert!(unsafe { t.slot.discard_outcome() }.is_none());
+        if ran_in_place {
+            // A thief took the claimed slot: it ran nothing, but it counts a steal.
+            self.stolen.push(usize::MAX);
+        }
+        ran_in_place
+    }
+
+    fn spin_until_done(&self, t: &Pushed<'a>) {
+        let mut spins = 0;
+        while t.slot.thief.load(Acquire) != DONE {
+            spins += 1;
+            assert!(
+                spins < SPIN_LIMIT,
+                "the owner waits forever for task {}",
+                t.id
+            );
+            thread::yield_now();
+        }
+    }
+
     /// Pops the top task and, if it was stolen, waits for it. True if it was stolen.
     fn pop_and_sync(&mut self) -> bool {
         match self.pop() {
@@ -499,5 +554,43 @@ fn loom_two_thieves_republish_after_all_stolen() {
     cov.check(&[
         "found task 0 stolen",
         "had task 1 stolen after re-publishing",
+    ]);
+}
+
+/// An out-of-order join (`promise::join_in_place`): task 0, shared since the first push,
+/// is taken back from under tasks 1 and 2 (a CAS that lowers `split`, like a shrink) and
+/// run in place, or else awaited from its thief. Its claimed slot may be shared again by a
+/// grow on the next push; a thief that takes it runs nothing. Every task still runs once.
+#[test]
+fn loom_take_back_and_claim() {
+    let cov = Arc::new(Coverage::default());
+    let c = Arc::clone(&cov);
+    model(move || {
+        let shape = Shape {
+            capacity: 4,
+            tasks: 4,
+            thieves: 2,
+            attempts: 2,
+        };
+        run_model(shape, job, |o| {
+            for id in 0..3 {
+                o.push(id);
+            }
+            let t0 = o.stack.remove(0);
+            let in_place = o.join_in_place(&t0);
+            c.hit(if in_place { 0 } else { 1 });
+            o.push(3);
+            for _ in 0..3 {
+                o.pop_and_sync();
+            }
+            if o.pop_claimed(t0, in_place) {
+                c.hit(2);
+            }
+        })
+    });
+    cov.check(&[
+        "took task 0 back and ran it in place",
+        "found task 0 with a thief",
+        "had a thief take the claimed slot",
     ]);
 }

@@ -1,7 +1,7 @@
 //! Lace ("Lace: non-blocking split deque for work-stealing", van Dijk and van de Pol): the
 //! non-blocking split deque (`deque.rs`), stealing from it, and leapfrogging while a
-//! stolen task runs (§4.3, with random steals as fallback). Heap jobs (scope spawns,
-//! detached tasks) wait in the job lists, where any worker may take them.
+//! stolen task runs (§4.3, with random steals as fallback). Spawned tasks (scope and
+//! detached tasks) are slots of the deque like join branches, stolen the same way.
 
 pub(crate) mod deque;
 #[cfg(all(test, loom))]
@@ -24,22 +24,16 @@ const LEAP_TRIES: u32 = 32;
 pub(crate) struct Lace;
 
 impl Lace {
-    /// One steal from `victim`'s deque, then from its job list (oldest first).
+    /// One steal from `victim`'s deque.
     fn steal_from(&self, w: &Worker, victim: usize) -> bool {
-        let r = w.registry();
-        if let Steal::Taken(slot) = r.infos[victim].deque.steal() {
-            slot.thief.store(w.index() + 1, Relaxed);
-            // SAFETY: the CAS in `steal` gave this worker the slot, and every slot of a
-            // worker's deque is put with context `Worker` (`Worker::push_task`).
-            w.run_taken(|| unsafe { slot.run_stolen(w) });
-            return true;
-        }
-        if let Some(job) = r.take_oldest_job(victim) {
-            // SAFETY: every queued `Job` is taken exactly once.
-            w.run_taken(|| unsafe { job.execute(w) });
-            return true;
-        }
-        false
+        let Steal::Taken(slot) = w.registry().infos[victim].deque.steal() else {
+            return false;
+        };
+        slot.thief.store(w.index() + 1, Relaxed);
+        // SAFETY: the CAS in `steal` gave this worker the slot, and every slot of a
+        // worker's deque is put with context `Worker` (`Worker::push_task`).
+        w.run_taken(|| unsafe { slot.run_stolen(w) });
+        true
     }
 }
 
@@ -85,10 +79,14 @@ impl Schedule for Lace {
         w.registry().take_from_injector(w.roots())
     }
 
-    fn push_job(&self, w: &Worker, job: Job) {
-        let r = w.registry();
-        r.queue_job(w.index(), job);
-        r.sleep.wake_one();
+    /// Shares half of the private tasks if a thief asked (its split request).
+    fn answer_thieves(&self, w: &Worker) {
+        w.owner().grow_if_asked();
+    }
+
+    /// A shared slot comes back by a CAS that lowers `split` to it, unless stolen.
+    fn take_back(&self, w: &Worker, slot: &Slot) -> bool {
+        w.owner().take_back(slot)
     }
 
     fn injected(&self, r: &Registry, kind: Injected) {
@@ -106,7 +104,7 @@ impl Schedule for Lace {
         timeout
     }
 
-    /// Anything a thief could take: a shared deque part, a job list, a job from outside.
+    /// Anything a thief could take: a shared deque part, a job from outside.
     fn work_visible(&self, w: &Worker) -> bool {
         w.registry().has_visible_work(w.roots())
     }

@@ -9,9 +9,10 @@
 //! and at `heist::poll()`.
 //!
 //! Termination (thesis §4.1–4.2) is detected by a manager, worker 0, from the requests
-//! themselves; see `termination.rs`. Heap jobs (scope spawns, detached tasks) are handed
-//! out through requests as well, and only the manager takes jobs submitted from outside,
-//! so that every way a worker can get work is visible to the protocol.
+//! themselves; see `termination.rs`. Spawned tasks are deque slots, handed out like
+//! join branches; only the manager takes jobs submitted from outside (into its job list,
+//! handed out through requests as well), so that every way a worker can get work is
+//! visible to the protocol.
 //!
 //! Tasks stay in the victim's deque (direct task storage): a message carries the first
 //! slot and a count, the thief runs them in place and marks each one done, and the
@@ -255,21 +256,15 @@ impl Schedule for Relay {
         Some(job)
     }
 
-    /// Thieves get heap jobs by asking; a producer that spawns in a loop answers them
-    /// here, like a push does.
-    fn push_job(&self, w: &Worker, job: Job) {
-        let r = w.registry();
-        let queued = r.queue_job(w.index(), job);
+    fn answer_thieves(&self, w: &Worker) {
         if w.owner().gate_raised() {
             poll(w);
         }
-        // Workers backing off (asleep or not yet) should ask at once when the list fills
-        // again; once per filling, so that spawning in a loop does not write a pool-wide
-        // word per job.
-        if queued == 1 {
-            self.new_work_epoch.fetch_add(1, Relaxed);
-        }
-        r.sleep.wake_one();
+    }
+
+    /// A slot below `o_split` was handed out: it stays with its thief.
+    fn take_back(&self, w: &Worker, slot: &Slot) -> bool {
+        w.owner().is_private(slot)
     }
 
     /// Only the manager takes jobs from outside: workers backing off should ask it for

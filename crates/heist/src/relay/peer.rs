@@ -138,8 +138,8 @@ impl Peer for Worker {
     }
 
     /// Private tasks (one, or half of them in steal-half mode), else the older half of
-    /// the heap jobs: those are flat loops of spawns (scopes, detached tasks), where
-    /// taking half is what pays (thesis §3.5).
+    /// the heap jobs (jobs from outside that the manager took in): taking half is what
+    /// pays for such flat lists (thesis §3.5).
     fn take_tasks(&self, amount: StealAmount) -> Option<Gift> {
         let avail = self.owner().private_len();
         if avail > 0 {

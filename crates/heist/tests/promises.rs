@@ -1,0 +1,228 @@
+//! Promises: spawn/join on both schedulers, leaked and dropped handles, panics, joins in
+//! any order, promises next to scope and detached spawns.
+
+// Promise handles are dropped and forgotten on purpose: the scope must finish their tasks
+// whether or not the handle type has drop glue.
+#![allow(clippy::drop_non_drop, clippy::forget_non_drop)]
+
+use heist::{Pool, Scheduler, Worker};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+fn pools() -> Vec<Pool> {
+    let mut v = Vec::new();
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        for n in [1, 2, 4] {
+            v.push(Pool::builder().workers(n).scheduler(s).build().unwrap());
+        }
+    }
+    v
+}
+
+fn fib(w: &Worker, n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    w.promises(|s| {
+        let f = s.spawn(move |w| fib(w, n - 1));
+        let y = fib(w, n - 2);
+        f.join() + y
+    })
+}
+
+#[test]
+fn fib_with_promises_is_correct() {
+    for pool in pools() {
+        assert_eq!(pool.run(|w| fib(w, 21)), 10946, "{pool:?}");
+    }
+}
+
+#[test]
+fn many_promises_joined_newest_first() {
+    for pool in pools() {
+        let data: Vec<u64> = (0..64).collect();
+        let total = pool.run(|w| {
+            w.promises(|s| {
+                let fs: Vec<_> = data
+                    .chunks(8)
+                    .map(|c| s.spawn(move |w| c.iter().sum::<u64>() + fib(w, 10)))
+                    .collect();
+                fs.into_iter().rev().map(|f| f.join()).sum::<u64>()
+            })
+        });
+        assert_eq!(total, 2016 + 8 * 55);
+    }
+}
+
+#[test]
+fn leaked_and_dropped_handles_still_run_before_the_scope_ends() {
+    for pool in pools() {
+        let ran = AtomicUsize::new(0);
+        pool.run(|w| {
+            w.promises(|s| {
+                let a = s.spawn(|_| ran.fetch_add(1, Ordering::SeqCst));
+                let b = s.spawn(|_| ran.fetch_add(1, Ordering::SeqCst));
+                std::mem::forget(b);
+                drop(a);
+            })
+        });
+        assert_eq!(ran.load(Ordering::SeqCst), 2);
+    }
+}
+
+#[test]
+fn promises_joined_in_any_order_at_every_capacity() {
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        for cap in [1, 2, 3, 64] {
+            for n in [1, 2, 8] {
+                let pool = Pool::builder()
+                    .workers(n)
+                    .scheduler(s)
+                    .deque_capacity(cap)
+                    .build()
+                    .unwrap();
+                for order in [[0, 1, 2, 3], [3, 0, 2, 1], [1, 3, 0, 2], [2, 1, 3, 0]] {
+                    let sum = pool.run(|w| {
+                        w.promises(|p| {
+                            let mut hs: Vec<_> = (0..4u64)
+                                .map(|i| Some(p.spawn(move |w| (i + 1) * fib(w, 12 + i))))
+                                .collect();
+                            order
+                                .iter()
+                                .map(|&i| hs[i].take().unwrap().join())
+                                .sum::<u64>()
+                        })
+                    });
+                    assert_eq!(sum, 144 + 2 * 233 + 3 * 377 + 4 * 610, "{s:?} {cap} {n}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_panicking_promise_reaches_its_joiner_and_a_dropped_one_the_scope() {
+    for pool in pools() {
+        let r = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.run(|w| w.promises(|s| s.spawn(|_| -> u32 { panic!("joined") }).join()))
+        }));
+        assert_eq!(r.unwrap_err().downcast_ref::<&str>(), Some(&"joined"));
+        let r = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.run(|w| {
+                w.promises(|s| {
+                    drop(s.spawn(|_| -> u32 { panic!("dropped") }));
+                    7
+                })
+            })
+        }));
+        assert_eq!(r.unwrap_err().downcast_ref::<&str>(), Some(&"dropped"));
+    }
+}
+
+#[test]
+fn large_promises_and_full_deques_work() {
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        let pool = Pool::builder()
+            .workers(2)
+            .scheduler(s)
+            .deque_capacity(2)
+            .build()
+            .unwrap();
+        let big = [3u64; 40];
+        let r = pool.run(|w| {
+            w.promises(|sp| {
+                let fs: Vec<_> = (0..5u64)
+                    .map(|i| sp.spawn(move |w| big.iter().sum::<u64>() * i + fib(w, 8)))
+                    .collect();
+                fs.into_iter().rev().map(|f| f.join()).sum::<u64>()
+            })
+        });
+        assert_eq!(r, 120 * 10 + 5 * 21);
+    }
+}
+
+/// A promise spawned from an outer scope inside an inner one (or inside a scope body) runs
+/// at spawn, so that the inner scope's end cannot take its slot; its handle works as any.
+#[test]
+fn an_outer_scope_spawning_inside_an_inner_one_runs_at_spawn() {
+    for pool in pools() {
+        let r = pool.run(|w| {
+            w.promises(|outer| {
+                let a = outer.spawn(|_| 2u64);
+                let b = w.promises(|_inner| outer.spawn(|w| fib(w, 10)));
+                let c = w.scope(|_| outer.spawn(|_| 3u64));
+                let d = w.promises(|inner| {
+                    let x = inner.spawn(|_| 4u64);
+                    let y = outer.spawn(|_| 5u64);
+                    x.join() + y.join()
+                });
+                a.join() + b.join() + c.join() + d
+            })
+        });
+        assert_eq!(r, 2 + 55 + 3 + 9);
+    }
+}
+
+/// An outer handle joined inside an inner scope that has not pushed yet finds its slot on
+/// top of the deque, but must not pop it there: the inner scope's tasks would then sit
+/// below the inner scope's base, and a dropped one would not run before the scope ends.
+#[test]
+fn an_outer_handle_joined_inside_an_empty_inner_scope_leaves_the_inner_tasks_inside() {
+    for pool in pools() {
+        for _ in 0..50 {
+            let ran = AtomicUsize::new(0);
+            let r = pool.run(|w| {
+                w.promises(|outer| {
+                    let a = outer.spawn(|_| 2u64);
+                    let v = w.promises(|inner| {
+                        let x = a.join();
+                        drop(inner.spawn(|_| ran.fetch_add(1, Ordering::Relaxed)));
+                        let y = inner.spawn(|_| 3u64);
+                        x + y.join()
+                    });
+                    assert_eq!(ran.load(Ordering::Relaxed), 1, "inner task done at its end");
+                    v
+                })
+            });
+            assert_eq!(r, 5);
+        }
+    }
+}
+
+/// With the deque full a promise runs at spawn; a leaked handle of one that panicked still
+/// hands its panic to the caller of `promises`, and a joined one re-raises it.
+#[test]
+fn a_promise_run_at_spawn_keeps_its_panic_when_leaked_or_joined() {
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        let pool = Pool::builder()
+            .workers(2)
+            .scheduler(s)
+            .deque_capacity(1)
+            .build()
+            .unwrap();
+        let leaked = pool.run(|w| {
+            panic::catch_unwind(AssertUnwindSafe(|| {
+                w.promises(|f| {
+                    // Takes the one slot; dropped while the leaked handle is newer, so the
+                    // scope's end finishes it.
+                    let _held = f.spawn(|_| 1u32);
+                    std::mem::forget(f.spawn(|_| -> u32 { panic!("leaked at spawn") }));
+                });
+            }))
+        });
+        let p = leaked.expect_err("the leaked promise's panic reaches promises()");
+        assert_eq!(p.downcast_ref::<&str>(), Some(&"leaked at spawn"), "{s:?}");
+        let joined = pool.run(|w| {
+            panic::catch_unwind(AssertUnwindSafe(|| {
+                w.promises(|f| {
+                    let held = f.spawn(|_| 1u32);
+                    let b = f.spawn(|_| -> u32 { panic!("joined at spawn") });
+                    let r = b.join();
+                    r + held.join()
+                })
+            }))
+        });
+        let p = joined.expect_err("join re-raises");
+        assert_eq!(p.downcast_ref::<&str>(), Some(&"joined at spawn"), "{s:?}");
+    }
+}
