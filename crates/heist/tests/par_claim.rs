@@ -3,35 +3,13 @@
 //! (`ThiefSplitting`). Results must equal seq's in order, panics must reach the caller,
 //! and the pool must stay usable; on 1–16 workers under both schedulers.
 
+mod par_pools;
+
 use heist::iter::ThiefSplitting;
 use heist::prelude::*;
-use heist::{Pool, Scheduler};
+use par_pools::on_every_pool;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc;
 use std::time::Duration;
-
-/// Runs `f` on each pool shape on a thread of its own (outside the pool), failing (not
-/// hanging) if a run takes over a minute.
-fn on_every_pool(f: impl Fn(&Pool) + Send + Sync + 'static) {
-    let f = std::sync::Arc::new(f);
-    for s in [Scheduler::Lace, Scheduler::Relay] {
-        for n in [1, 2, 5, 16] {
-            let (tx, rx) = mpsc::channel();
-            let f = f.clone();
-            std::thread::spawn(move || {
-                let pool = Pool::builder().workers(n).scheduler(s).build().unwrap();
-                let r = catch_unwind(AssertUnwindSafe(|| f(&pool)));
-                drop(pool);
-                let _ = tx.send(r);
-            });
-            match rx.recv_timeout(Duration::from_secs(60)) {
-                Ok(Ok(())) => {}
-                Ok(Err(p)) => std::panic::resume_unwind(p),
-                Err(_) => panic!("{s:?} with {n} workers: no answer within 60 s"),
-            }
-        }
-    }
-}
 
 /// A little work per item, so that a loop of some thousands is long enough to share.
 fn slow(x: u64) -> u64 {

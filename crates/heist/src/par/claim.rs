@@ -426,7 +426,7 @@ where
         let o = piece(w, &call.lp, items, kernel.start(), 1);
         out = Some(match out {
             None => o,
-            Some(later) => kernel.combine(o, later),
+            Some(later) => stop_on_unwind(&call.lp, || kernel.combine(o, later)),
         });
     }
     out
