@@ -16,8 +16,8 @@
 
 use super::demand::split_demanded;
 use super::driver::{
-    len_bounds, next_block, piece, stop_on_unwind, Here, IndexedProducer, Kernel, Loop, Pace,
-    Producer, StopOnUnwind,
+    len_bounds, piece, stop_on_unwind, Blocks, Here, IndexedProducer, Kernel, Loop, Pace, Producer,
+    StopOnUnwind,
 };
 use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 use crate::latch::Latch;
@@ -216,9 +216,9 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    let (min, max) = len_bounds(&p);
+    let min = len_bounds(&p).0;
     let mut acc = kernel.start();
-    let mut block = 1;
+    let mut blocks = Blocks::new(&p);
     let mut pace = Pace::default();
     loop {
         let len = p.len();
@@ -228,17 +228,16 @@ where
         if len / 2 >= min && pace.worth(len, MIN_WAKE) {
             break;
         }
-        let n = next_block(block, len, min, max);
+        let n = blocks.next(len);
         (acc, p) = p.fold_block(n, kernel, acc);
         pace.done += n;
-        block = block.saturating_mul(2);
     }
     if !P::CUTS || p.len() > Progress::MAX {
         let mine = kernel.finish(acc);
         let rest = pool.run(|w| super::driver::run(w, p, kernel));
         return kernel.combine(mine, rest);
     }
-    shared(pool, p, kernel, acc, block)
+    shared(pool, p, kernel, acc, blocks)
 }
 
 /// A loop from outside, published: what its caller and its helper share.
@@ -280,12 +279,11 @@ unsafe impl Send for Help {}
 unsafe impl Sync for Help {}
 
 /// Shares the rest of a loop from outside with one helper and claims blocks of it.
-fn shared<P, K>(pool: &Pool, p: P, kernel: &K, mut acc: K::Acc, mut block: usize) -> K::Output
+fn shared<P, K>(pool: &Pool, p: P, kernel: &K, mut acc: K::Acc, mut blocks: Blocks) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    let (min, max) = len_bounds(&p);
     let call = Call {
         progress: Progress::new(p.len()),
         base: p,
@@ -313,7 +311,7 @@ where
         pool,
     };
     while !call.lp.stopped() {
-        let n = next_block(block, call.progress.left(), min, max);
+        let n = blocks.next(call.progress.left());
         let Some(r) = call.progress.claim(n) else {
             break;
         };
@@ -321,7 +319,6 @@ where
         // each item once.
         let items = unsafe { call.base.cut(r.start, r.end) };
         acc = kernel.fold(acc, items.into_iter());
-        block = block.saturating_mul(2);
     }
     drop(leave);
     // SAFETY: the door is closed and empty: the helper's writes happened before.
@@ -423,7 +420,8 @@ where
         stat!(w.counters(), splits);
         // SAFETY: `CUTS` holds (see `outside`), and the range was handed out once.
         let items = unsafe { call.base.cut(r.start, r.end) };
-        let o = piece(w, &call.lp, items, kernel.start(), 1);
+        let blocks = Blocks::new(&items);
+        let o = piece(w, &call.lp, items, kernel.start(), blocks);
         out = Some(match out {
             None => o,
             Some(later) => stop_on_unwind(&call.lp, || kernel.combine(o, later)),
@@ -497,7 +495,8 @@ impl<T, K: Kernel<T>> ProducerCallback<T> for Claimed<K> {
         match unsafe { worker::current() } {
             Some(w) => {
                 let lp = Loop::new(kernel);
-                claimed(w, &lp, p, kernel.start(), 1)
+                let blocks = Blocks::new(&p);
+                claimed(w, &lp, p, kernel.start(), blocks)
             }
             None => super::driver::bridge(p, kernel),
         }
@@ -506,16 +505,16 @@ impl<T, K: Kernel<T>> ProducerCallback<T> for Claimed<K> {
 
 /// A piece whose rest thieves may cut: the owner claims blocks while a cutter task waits
 /// in the deque beside it.
-fn claimed<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P, acc: K::Acc, block: usize) -> K::Output
+fn claimed<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P, acc: K::Acc, blocks: Blocks) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
 {
     if !P::CUTS || p.len() > Progress::MAX {
-        return piece(w, lp, p, acc, block);
+        return piece(w, lp, p, acc, blocks);
     }
     let word = Progress::new(p.len());
-    with_cutter(w, lp, &p, &word, acc, block)
+    with_cutter(w, lp, &p, &word, acc, blocks)
 }
 
 /// Claims blocks of `p` through `word` with a cutter task pushed beside the owner.
@@ -525,7 +524,7 @@ fn with_cutter<P, K>(
     p: &P,
     word: &Progress,
     acc: K::Acc,
-    block: usize,
+    blocks: Blocks,
 ) -> K::Output
 where
     P: Producer,
@@ -537,7 +536,7 @@ where
         move |w| {
             let own = own;
             let (acc, p, word) = own.0;
-            own_blocks(w, lp, p, word, acc, block)
+            own_blocks(w, lp, p, word, acc, blocks)
         },
         move |w| {
             let cutter = cutter;
@@ -546,7 +545,8 @@ where
             stat!(w.counters(), splits);
             // SAFETY: `CUTS` holds (see `claimed`), and the range was handed out once.
             let items = unsafe { p.cut(r.start, r.end) };
-            Some(claimed(w, lp, items, lp.kernel.start(), 1))
+            let blocks = Blocks::new(&items);
+            Some(claimed(w, lp, items, lp.kernel.start(), blocks))
         },
     );
     match cut {
@@ -573,21 +573,21 @@ fn own_blocks<P, K>(
     p: &P,
     word: &Progress,
     mut acc: K::Acc,
-    mut block: usize,
+    mut blocks: Blocks,
 ) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
 {
     let guard = StopOnUnwind(&lp.stop);
-    let (min, max) = len_bounds(p);
+    let min = len_bounds(p).0;
     while !lp.stopped() {
         let left = word.left();
         if left / 2 >= min && split_demanded(w) {
             std::mem::forget(guard);
-            return with_cutter(w, lp, p, word, acc, block);
+            return with_cutter(w, lp, p, word, acc, blocks);
         }
-        let Some(r) = word.claim(next_block(block, left, min, max)) else {
+        let Some(r) = word.claim(blocks.next(left)) else {
             break;
         };
         // SAFETY: `CUTS` holds (see `claimed`), and the range was handed out once.
@@ -595,7 +595,6 @@ where
         acc = lp.kernel.fold(acc, items.into_iter());
         stat!(w.counters(), blocks);
         crate::stats::block_size(w.counters(), r.len());
-        block = block.saturating_mul(2);
     }
     std::mem::forget(guard);
     stop_on_unwind(lp, || lp.kernel.finish(acc))
