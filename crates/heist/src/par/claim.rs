@@ -7,16 +7,17 @@
 //! loom models in `loom_claim.rs`).
 //!
 //! Two uses:
-//! - **Loops from outside the pool** ([`outside`]). The calling thread starts the loop
-//!   itself and, once the rest looks worth a wake-up, publishes it and injects one
-//!   helper job that cuts from the same word on a worker. Before it returns, the caller
-//!   closes a door that each helper enters and leaves, and waits for those inside.
+//! - **Loops from outside the pool over producers that can be cut** ([`shared`], from
+//!   `outside.rs`). The calling thread, once the rest of its loop looks worth a wake-up,
+//!   publishes it and injects one helper job that cuts from the same word on a worker.
+//!   Before it returns, the caller closes a door that each helper enters and leaves, and
+//!   waits for those inside.
 //! - **Thief-side splitting** ([`ThiefSplitting`], an option): a piece keeps one cutter
 //!   task pushed, and a thief that takes it cuts the rest in two.
 
 use super::demand::split_demanded;
 use super::driver::{
-    len_bounds, piece, stop_on_unwind, Blocks, Here, IndexedProducer, Kernel, Loop, Pace, Producer,
+    len_bounds, piece, stop_on_unwind, Blocks, Here, IndexedProducer, Kernel, Loop, Producer,
     StopOnUnwind,
 };
 use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
@@ -31,7 +32,6 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::{AcqRel, Relaxed, Release, SeqCst};
 use std::sync::Arc;
-use std::time::Duration;
 
 fn pack(lo: u32, hi: u32) -> u64 {
     u64::from(lo) | (u64::from(hi) << 32)
@@ -139,13 +139,24 @@ pub(crate) struct Door {
 
 const CLOSED: usize = 1 << (usize::BITS - 1);
 
-/// How many times a caller looks before it blocks: a helper inside usually ends its
+/// How many times a caller looks at a latch before it blocks: a helper usually ends its
 /// piece about when the caller ends its own. (None under loom, where a spin is a
 /// schedule of its own to explore.)
 #[cfg(not(loom))]
 const CLOSE_SPINS: u32 = 1 << 12;
 #[cfg(loom)]
 const CLOSE_SPINS: u32 = 0;
+
+/// Waits for `latch` (on a thread outside the pool): a short spin, then blocking.
+pub(super) fn await_latch(latch: &Latch) {
+    for _ in 0..CLOSE_SPINS {
+        if latch.probe() {
+            return;
+        }
+        std::hint::spin_loop();
+    }
+    latch.wait();
+}
 
 impl Door {
     pub(crate) fn new() -> Door {
@@ -194,50 +205,8 @@ impl Door {
         if self.state.fetch_or(CLOSED, AcqRel) & !CLOSED == 0 {
             return;
         }
-        for _ in 0..CLOSE_SPINS {
-            if self.empty.probe() {
-                return;
-            }
-            std::hint::spin_loop();
-        }
-        self.empty.wait();
+        await_latch(&self.empty);
     }
-}
-
-/// How much work the rest of a loop started outside the pool must look like before a
-/// worker is woken for it: a wake-up and the hand-over take several microseconds.
-const MIN_WAKE: Duration = Duration::from_micros(20);
-
-/// Runs `kernel` over `p` from a thread outside every pool: on this thread, with `pool`'s
-/// workers helping once the rest looks worth a wake-up. A producer that cannot be cut
-/// hands its rest to the pool in one round trip instead.
-pub(crate) fn outside<P, K>(pool: &Pool, mut p: P, kernel: &K) -> K::Output
-where
-    P: Producer,
-    K: Kernel<P::Item>,
-{
-    let min = len_bounds(&p).0;
-    let mut acc = kernel.start();
-    let mut blocks = Blocks::new(&p);
-    let mut pace = Pace::default();
-    loop {
-        let len = p.len();
-        if len == 0 || kernel.done() {
-            return kernel.finish(acc);
-        }
-        if len / 2 >= min && pace.worth(len, MIN_WAKE) {
-            break;
-        }
-        let n = blocks.next(len);
-        (acc, p) = p.fold_block(n, kernel, acc);
-        pace.done += n;
-    }
-    if !P::CUTS || p.len() > Progress::MAX {
-        let mine = kernel.finish(acc);
-        let rest = pool.run(|w| super::driver::run(w, p, kernel));
-        return kernel.combine(mine, rest);
-    }
-    shared(pool, p, kernel, acc, blocks)
 }
 
 /// A loop from outside, published: what its caller and its helper share.
@@ -278,8 +247,15 @@ unsafe impl Send for Help {}
 // SAFETY: as above.
 unsafe impl Sync for Help {}
 
-/// Shares the rest of a loop from outside with one helper and claims blocks of it.
-fn shared<P, K>(pool: &Pool, p: P, kernel: &K, mut acc: K::Acc, mut blocks: Blocks) -> K::Output
+/// Shares the rest of a loop from outside with one helper and claims blocks of it
+/// (`P::CUTS` holds and the rest fits a progress word).
+pub(super) fn shared<P, K>(
+    pool: &Pool,
+    p: P,
+    kernel: &K,
+    mut acc: K::Acc,
+    mut blocks: Blocks,
+) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,

@@ -5,15 +5,15 @@
 //! pushes the upper part through [`Worker::join`], so a loop nobody steals from runs with
 //! no split, no join and no allocation.
 //!
-//! A loop called outside any worker starts on the calling thread (see `claim.rs`). On
+//! A loop called outside any worker starts on the calling thread (see `outside.rs`). On
 //! relay, a split cuts the rest into one piece per waiting steal request plus one
 //! (Embracing Explicit Communication, Fig. 5.13).
 //!
 //! The protocol is public, for library authors: a collection that can hand out a
 //! [`Producer`] becomes a parallel iterator (see [`Producer`]'s example).
 
-use super::claim;
 use super::demand::{self, split_demanded};
+use super::outside;
 use crate::pool::{global_or_panic, Pool};
 use crate::stats::stat;
 use crate::worker::{self, Worker};
@@ -170,7 +170,7 @@ where
     // SAFETY: the reference is dropped before this call returns.
     match unsafe { worker::current() } {
         Some(w) => run(w, producer, kernel),
-        None => claim::outside(outside_pool(), producer, kernel),
+        None => outside::outside(outside_pool(), producer, kernel),
     }
 }
 

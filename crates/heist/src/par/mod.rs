@@ -31,6 +31,7 @@ mod kernels;
 mod loom_claim;
 mod maps;
 mod more_sources;
+mod outside;
 mod per_piece;
 mod slice_split;
 mod slices;
