@@ -321,10 +321,11 @@ impl Blocks {
     }
 
     /// The size of the next block when `len` items are left (at least 1): within
-    /// `min` and `max` (`with_min_len`, `with_max_len`), and no more than `len`.
+    /// `min` and `max` (`with_min_len`, `with_max_len`), and no more than `len`. While
+    /// `max` binds anyway, the tail is not timed.
     #[inline(always)]
     pub(super) fn next(&mut self, len: usize) -> usize {
-        let n = if self.block.saturating_mul(BLOCK_SHARE) <= len {
+        let n = if self.block.saturating_mul(BLOCK_SHARE) <= len || len / BLOCK_SHARE >= self.max {
             self.block
         } else {
             self.tail(len)
