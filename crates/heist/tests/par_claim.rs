@@ -1,37 +1,21 @@
-//! Loops shared through a progress word (`par/claim.rs`): loops started outside the pool
-//! (`Pool::enter`), which workers join while the caller works, and thief-side splitting
-//! (`ThiefSplitting`). Results must equal seq's in order, panics must reach the caller,
-//! and the pool must stay usable; on 1–16 workers under both schedulers.
+//! Loops started outside the pool (`Pool::enter`, `par/outside.rs`), which workers join
+//! while the caller works (through a progress word for ranges and slices, by hand-offs
+//! for every other source), and thief-side splitting (`ThiefSplitting`, `par/claim.rs`).
+//! Results must equal seq's in order, panics must reach the caller, the caller must not
+//! return while a worker still runs part of its loop, and the pool must stay usable; on
+//! 1–16 workers under both schedulers.
+
+mod par_pools;
 
 use heist::iter::ThiefSplitting;
 use heist::prelude::*;
-use heist::{Pool, Scheduler};
+use par_pools::on_every_pool;
+use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::Mutex;
+use std::thread::{self, ThreadId};
 use std::time::Duration;
-
-/// Runs `f` on each pool shape on a thread of its own (outside the pool), failing (not
-/// hanging) if a run takes over a minute.
-fn on_every_pool(f: impl Fn(&Pool) + Send + Sync + 'static) {
-    let f = std::sync::Arc::new(f);
-    for s in [Scheduler::Lace, Scheduler::Relay] {
-        for n in [1, 2, 5, 16] {
-            let (tx, rx) = mpsc::channel();
-            let f = f.clone();
-            std::thread::spawn(move || {
-                let pool = Pool::builder().workers(n).scheduler(s).build().unwrap();
-                let r = catch_unwind(AssertUnwindSafe(|| f(&pool)));
-                drop(pool);
-                let _ = tx.send(r);
-            });
-            match rx.recv_timeout(Duration::from_secs(60)) {
-                Ok(Ok(())) => {}
-                Ok(Err(p)) => std::panic::resume_unwind(p),
-                Err(_) => panic!("{s:?} with {n} workers: no answer within 60 s"),
-            }
-        }
-    }
-}
 
 /// A little work per item, so that a loop of some thousands is long enough to share.
 fn slow(x: u64) -> u64 {
@@ -226,6 +210,170 @@ fn a_panic_in_a_split_leaves_no_steal_request_behind() {
                 pool.run(|_| slow_sum(false)),
                 (0..200_000).map(slow).sum::<u64>()
             );
+        }
+    });
+}
+
+/// Items of a handed loop: what ran where, and how many run now.
+#[derive(Default)]
+struct Watch {
+    threads: Mutex<HashSet<ThreadId>>,
+    active: AtomicUsize,
+}
+
+impl Watch {
+    /// `slow(x)`, noting the thread and that an item runs meanwhile.
+    fn item(&self, x: u64) -> u64 {
+        self.active.fetch_add(1, SeqCst);
+        if x % 64 == 0 {
+            self.threads.lock().unwrap().insert(thread::current().id());
+        }
+        let y = slow(x);
+        self.active.fetch_sub(1, SeqCst);
+        y
+    }
+
+    /// Whether some item ran on a thread other than this one.
+    fn helped(&self) -> bool {
+        let me = thread::current().id();
+        self.threads.lock().unwrap().iter().any(|t| *t != me)
+    }
+}
+
+#[test]
+fn handed_loops_from_outside_equal_seq() {
+    on_every_pool(|pool| {
+        let mut helped = false;
+        for round in 0.. {
+            let watch = Watch::default();
+            for n in [0u64, 1, 7, 1000, 60_000] {
+                // A mutable slice: each item written exactly once.
+                let mut v: Vec<u64> = (0..n).collect();
+                pool.enter(|| v.par_iter_mut().for_each(|x| *x += watch.item(*x)));
+                assert!(v.iter().copied().eq((0..n).map(|x| x + slow(x))), "{n}");
+                // A zip of a mutable slice and a slice, enumerated.
+                let b: Vec<u64> = (0..n).rev().collect();
+                pool.enter(|| {
+                    v.par_iter_mut()
+                        .zip(&b)
+                        .enumerate()
+                        .for_each(|(i, (x, y))| *x = watch.item(*y) ^ i as u64)
+                });
+                let expect = (0..n).rev().enumerate().map(|(i, y)| slow(y) ^ i as u64);
+                assert!(v.iter().copied().eq(expect), "zip of {n}");
+                // Order kept: a non-commutative reduce and a collect over a zip.
+                let cat = pool.enter(|| {
+                    v.par_iter()
+                        .zip(b.par_iter())
+                        .map(|(x, y)| format!("{},", watch.item(*x) ^ y))
+                        .reduce(String::new, |a, b| a + &b)
+                });
+                let seq: String = v
+                    .iter()
+                    .zip(&b)
+                    .map(|(x, y)| format!("{},", slow(*x) ^ y))
+                    .collect();
+                assert_eq!(cat, seq, "reduce over a zip of {n}");
+                let chunks: Vec<u64> = pool.enter(|| {
+                    v.par_chunks_mut(7)
+                        .rev()
+                        .map(|c| {
+                            c.iter_mut()
+                                .map(|x| {
+                                    *x = watch.item(*x);
+                                    *x
+                                })
+                                .sum()
+                        })
+                        .collect()
+                });
+                let mut w: Vec<u64> = b.iter().zip(0..).map(|(y, i)| slow(*y) ^ i).collect();
+                let expect: Vec<u64> = w
+                    .chunks_mut(7)
+                    .rev()
+                    .map(|c| {
+                        c.iter_mut()
+                            .map(|x| {
+                                *x = slow(*x);
+                                *x
+                            })
+                            .sum()
+                    })
+                    .collect();
+                assert_eq!(chunks, expect, "chunks of {n}");
+                assert_eq!(v, w, "chunks of {n}");
+            }
+            helped |= watch.helped();
+            // A worker took part at least once (the loops of 60 000 are long enough to
+            // hand over; `on_every_pool` fails the test after a minute).
+            if helped && round >= 1 {
+                break;
+            }
+        }
+    });
+}
+
+#[test]
+fn a_panic_in_a_handed_loop_from_outside_reaches_the_caller() {
+    on_every_pool(|pool| {
+        let n = 30_000u64;
+        let b: Vec<u64> = (0..n).collect();
+        for bad in [0, n / 3, n - 1] {
+            let watch = Watch::default();
+            let mut v = vec![0u64; n as usize];
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                pool.enter(|| {
+                    v.par_iter_mut().zip(&b).for_each(|(x, y)| {
+                        assert!(*y != bad, "bomb at {y}");
+                        *x += 1 + watch.item(*y);
+                    })
+                })
+            }));
+            // Nothing of the loop runs once the caller is back, and no item ran twice.
+            assert_eq!(watch.active.load(SeqCst), 0, "an item still runs");
+            let p = r.expect_err("the panic was lost");
+            let msg = p.downcast_ref::<String>().cloned().unwrap_or_default();
+            assert_eq!(msg, format!("bomb at {bad}"));
+            assert!(v.iter().zip(&b).all(|(x, y)| *x == 0 || *x == 1 + slow(*y)));
+            let s: u64 = pool.enter(|| v.par_iter_mut().zip(&b).map(|(x, y)| *x + y).sum());
+            assert_eq!(s, v.iter().zip(&b).map(|(x, y)| x + y).sum::<u64>());
+        }
+    });
+}
+
+/// Counts its drops.
+struct Counted<'a>(u64, &'a AtomicUsize);
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.1.fetch_add(1, SeqCst);
+    }
+}
+
+#[test]
+fn owned_items_handed_from_outside_drop_once() {
+    on_every_pool(|pool| {
+        let n = 20_000u64;
+        for bad in [None, Some(0), Some(n / 2), Some(n - 1)] {
+            let drops = AtomicUsize::new(0);
+            let items: Vec<Counted> = (0..n).map(|i| Counted(i, &drops)).collect();
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                pool.enter(|| {
+                    items
+                        .into_par_iter()
+                        .zip(0..n)
+                        .map(|(c, i)| {
+                            assert!(Some(i) != bad, "bomb");
+                            slow(c.0) + i
+                        })
+                        .sum::<u64>()
+                })
+            }));
+            assert_eq!(drops.load(SeqCst), n as usize, "bad at {bad:?}");
+            match bad {
+                None => assert_eq!(r.unwrap(), (0..n).map(|i| slow(i) + i).sum::<u64>()),
+                Some(_) => assert!(r.is_err(), "the panic was lost"),
+            }
         }
     });
 }

@@ -7,17 +7,18 @@
 //! loom models in `loom_claim.rs`).
 //!
 //! Two uses:
-//! - **Loops from outside the pool** ([`outside`]). The calling thread starts the loop
-//!   itself and, once the rest looks worth a wake-up, publishes it and injects one
-//!   helper job that cuts from the same word on a worker. Before it returns, the caller
-//!   closes a door that each helper enters and leaves, and waits for those inside.
+//! - **Loops from outside the pool over producers that can be cut** ([`shared`], from
+//!   `outside.rs`). The calling thread, once the rest of its loop looks worth a wake-up,
+//!   publishes it and injects one helper job that cuts from the same word on a worker.
+//!   Before it returns, the caller closes a door that each helper enters and leaves, and
+//!   waits for those inside.
 //! - **Thief-side splitting** ([`ThiefSplitting`], an option): a piece keeps one cutter
 //!   task pushed, and a thief that takes it cuts the rest in two.
 
 use super::demand::split_demanded;
 use super::driver::{
-    len_bounds, next_block, piece, stop_on_unwind, Here, IndexedProducer, Kernel, Loop, Pace,
-    Producer, StopOnUnwind,
+    len_bounds, piece, stop_on_unwind, Blocks, Here, IndexedProducer, Kernel, Loop, Producer,
+    StopOnUnwind,
 };
 use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 use crate::latch::Latch;
@@ -31,7 +32,6 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::{AcqRel, Relaxed, Release, SeqCst};
 use std::sync::Arc;
-use std::time::Duration;
 
 fn pack(lo: u32, hi: u32) -> u64 {
     u64::from(lo) | (u64::from(hi) << 32)
@@ -139,13 +139,24 @@ pub(crate) struct Door {
 
 const CLOSED: usize = 1 << (usize::BITS - 1);
 
-/// How many times a caller looks before it blocks: a helper inside usually ends its
+/// How many times a caller looks at a latch before it blocks: a helper usually ends its
 /// piece about when the caller ends its own. (None under loom, where a spin is a
 /// schedule of its own to explore.)
 #[cfg(not(loom))]
 const CLOSE_SPINS: u32 = 1 << 12;
 #[cfg(loom)]
 const CLOSE_SPINS: u32 = 0;
+
+/// Waits for `latch` (on a thread outside the pool): a short spin, then blocking.
+pub(super) fn await_latch(latch: &Latch) {
+    for _ in 0..CLOSE_SPINS {
+        if latch.probe() {
+            return;
+        }
+        std::hint::spin_loop();
+    }
+    latch.wait();
+}
 
 impl Door {
     pub(crate) fn new() -> Door {
@@ -194,51 +205,8 @@ impl Door {
         if self.state.fetch_or(CLOSED, AcqRel) & !CLOSED == 0 {
             return;
         }
-        for _ in 0..CLOSE_SPINS {
-            if self.empty.probe() {
-                return;
-            }
-            std::hint::spin_loop();
-        }
-        self.empty.wait();
+        await_latch(&self.empty);
     }
-}
-
-/// How much work the rest of a loop started outside the pool must look like before a
-/// worker is woken for it: a wake-up and the hand-over take several microseconds.
-const MIN_WAKE: Duration = Duration::from_micros(20);
-
-/// Runs `kernel` over `p` from a thread outside every pool: on this thread, with `pool`'s
-/// workers helping once the rest looks worth a wake-up. A producer that cannot be cut
-/// hands its rest to the pool in one round trip instead.
-pub(crate) fn outside<P, K>(pool: &Pool, mut p: P, kernel: &K) -> K::Output
-where
-    P: Producer,
-    K: Kernel<P::Item>,
-{
-    let (min, max) = len_bounds(&p);
-    let mut acc = kernel.start();
-    let mut block = 1;
-    let mut pace = Pace::default();
-    loop {
-        let len = p.len();
-        if len == 0 || kernel.done() {
-            return kernel.finish(acc);
-        }
-        if len / 2 >= min && pace.worth(len, MIN_WAKE) {
-            break;
-        }
-        let n = next_block(block, len, min, max);
-        (acc, p) = p.fold_block(n, kernel, acc);
-        pace.done += n;
-        block = block.saturating_mul(2);
-    }
-    if !P::CUTS || p.len() > Progress::MAX {
-        let mine = kernel.finish(acc);
-        let rest = pool.run(|w| super::driver::run(w, p, kernel));
-        return kernel.combine(mine, rest);
-    }
-    shared(pool, p, kernel, acc, block)
 }
 
 /// A loop from outside, published: what its caller and its helper share.
@@ -279,13 +247,19 @@ unsafe impl Send for Help {}
 // SAFETY: as above.
 unsafe impl Sync for Help {}
 
-/// Shares the rest of a loop from outside with one helper and claims blocks of it.
-fn shared<P, K>(pool: &Pool, p: P, kernel: &K, mut acc: K::Acc, mut block: usize) -> K::Output
+/// Shares the rest of a loop from outside with one helper and claims blocks of it
+/// (`P::CUTS` holds and the rest fits a progress word).
+pub(super) fn shared<P, K>(
+    pool: &Pool,
+    p: P,
+    kernel: &K,
+    mut acc: K::Acc,
+    mut blocks: Blocks,
+) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    let (min, max) = len_bounds(&p);
     let call = Call {
         progress: Progress::new(p.len()),
         base: p,
@@ -313,7 +287,7 @@ where
         pool,
     };
     while !call.lp.stopped() {
-        let n = next_block(block, call.progress.left(), min, max);
+        let n = blocks.next(call.progress.left());
         let Some(r) = call.progress.claim(n) else {
             break;
         };
@@ -321,7 +295,6 @@ where
         // each item once.
         let items = unsafe { call.base.cut(r.start, r.end) };
         acc = kernel.fold(acc, items.into_iter());
-        block = block.saturating_mul(2);
     }
     drop(leave);
     // SAFETY: the door is closed and empty: the helper's writes happened before.
@@ -423,10 +396,11 @@ where
         stat!(w.counters(), splits);
         // SAFETY: `CUTS` holds (see `outside`), and the range was handed out once.
         let items = unsafe { call.base.cut(r.start, r.end) };
-        let o = piece(w, &call.lp, items, kernel.start(), 1);
+        let blocks = Blocks::new(&items);
+        let o = piece(w, &call.lp, items, kernel.start(), blocks);
         out = Some(match out {
             None => o,
-            Some(later) => kernel.combine(o, later),
+            Some(later) => stop_on_unwind(&call.lp, || kernel.combine(o, later)),
         });
     }
     out
@@ -497,7 +471,8 @@ impl<T, K: Kernel<T>> ProducerCallback<T> for Claimed<K> {
         match unsafe { worker::current() } {
             Some(w) => {
                 let lp = Loop::new(kernel);
-                claimed(w, &lp, p, kernel.start(), 1)
+                let blocks = Blocks::new(&p);
+                claimed(w, &lp, p, kernel.start(), blocks)
             }
             None => super::driver::bridge(p, kernel),
         }
@@ -506,16 +481,16 @@ impl<T, K: Kernel<T>> ProducerCallback<T> for Claimed<K> {
 
 /// A piece whose rest thieves may cut: the owner claims blocks while a cutter task waits
 /// in the deque beside it.
-fn claimed<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P, acc: K::Acc, block: usize) -> K::Output
+fn claimed<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P, acc: K::Acc, blocks: Blocks) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
 {
     if !P::CUTS || p.len() > Progress::MAX {
-        return piece(w, lp, p, acc, block);
+        return piece(w, lp, p, acc, blocks);
     }
     let word = Progress::new(p.len());
-    with_cutter(w, lp, &p, &word, acc, block)
+    with_cutter(w, lp, &p, &word, acc, blocks)
 }
 
 /// Claims blocks of `p` through `word` with a cutter task pushed beside the owner.
@@ -525,7 +500,7 @@ fn with_cutter<P, K>(
     p: &P,
     word: &Progress,
     acc: K::Acc,
-    block: usize,
+    blocks: Blocks,
 ) -> K::Output
 where
     P: Producer,
@@ -537,7 +512,7 @@ where
         move |w| {
             let own = own;
             let (acc, p, word) = own.0;
-            own_blocks(w, lp, p, word, acc, block)
+            own_blocks(w, lp, p, word, acc, blocks)
         },
         move |w| {
             let cutter = cutter;
@@ -546,7 +521,8 @@ where
             stat!(w.counters(), splits);
             // SAFETY: `CUTS` holds (see `claimed`), and the range was handed out once.
             let items = unsafe { p.cut(r.start, r.end) };
-            Some(claimed(w, lp, items, lp.kernel.start(), 1))
+            let blocks = Blocks::new(&items);
+            Some(claimed(w, lp, items, lp.kernel.start(), blocks))
         },
     );
     match cut {
@@ -573,21 +549,21 @@ fn own_blocks<P, K>(
     p: &P,
     word: &Progress,
     mut acc: K::Acc,
-    mut block: usize,
+    mut blocks: Blocks,
 ) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
 {
     let guard = StopOnUnwind(&lp.stop);
-    let (min, max) = len_bounds(p);
+    let min = len_bounds(p).0;
     while !lp.stopped() {
         let left = word.left();
         if left / 2 >= min && split_demanded(w) {
             std::mem::forget(guard);
-            return with_cutter(w, lp, p, word, acc, block);
+            return with_cutter(w, lp, p, word, acc, blocks);
         }
-        let Some(r) = word.claim(next_block(block, left, min, max)) else {
+        let Some(r) = word.claim(blocks.next(left)) else {
             break;
         };
         // SAFETY: `CUTS` holds (see `claimed`), and the range was handed out once.
@@ -595,7 +571,6 @@ where
         acc = lp.kernel.fold(acc, items.into_iter());
         stat!(w.counters(), blocks);
         crate::stats::block_size(w.counters(), r.len());
-        block = block.saturating_mul(2);
     }
     std::mem::forget(guard);
     stop_on_unwind(lp, || lp.kernel.finish(acc))

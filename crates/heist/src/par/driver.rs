@@ -5,15 +5,15 @@
 //! pushes the upper part through [`Worker::join`], so a loop nobody steals from runs with
 //! no split, no join and no allocation.
 //!
-//! A loop called outside any worker starts on the calling thread (see `claim.rs`). On
+//! A loop called outside any worker starts on the calling thread (see `outside.rs`). On
 //! relay, a split cuts the rest into one piece per waiting steal request plus one
 //! (Embracing Explicit Communication, Fig. 5.13).
 //!
 //! The protocol is public, for library authors: a collection that can hand out a
 //! [`Producer`] becomes a parallel iterator (see [`Producer`]'s example).
 
-use super::claim;
 use super::demand::{self, split_demanded};
+use super::outside;
 use crate::pool::{global_or_panic, Pool};
 use crate::stats::stat;
 use crate::worker::{self, Worker};
@@ -170,7 +170,7 @@ where
     // SAFETY: the reference is dropped before this call returns.
     match unsafe { worker::current() } {
         Some(w) => run(w, producer, kernel),
-        None => claim::outside(outside_pool(), producer, kernel),
+        None => outside::outside(outside_pool(), producer, kernel),
     }
 }
 
@@ -238,7 +238,8 @@ where
     K: Kernel<P::Item>,
 {
     let lp = Loop::new(kernel);
-    piece(w, &lp, producer, kernel.start(), 1)
+    let blocks = Blocks::new(&producer);
+    piece(w, &lp, producer, kernel.start(), blocks)
 }
 
 /// One running loop: what its pieces share.
@@ -277,37 +278,99 @@ impl Drop for StopOnUnwind<'_> {
 /// for at most an eighth of the owner's remaining work, however costly the items.
 const BLOCK_SHARE: usize = 8;
 
+/// Near its end a piece does not shrink its blocks below this much work: a thief's
+/// request then waits at most this long, and a split of less than [`MIN_SPLIT`] would
+/// not be made anyway.
+const TAIL: Duration = Duration::from_micros(4);
+
 /// The smallest part a split may leave and the largest block, at least 1 each.
 pub(super) fn len_bounds<P: Producer>(p: &P) -> (usize, usize) {
     (p.min_len().max(1), p.max_len().max(1))
 }
 
-/// The size of the next block: `block` (which doubles), at most an eighth of the `len`
-/// items left and `max`, at least `min`, and no more than what is left.
-#[inline(always)]
-pub(super) fn next_block(block: usize, len: usize, min: usize, max: usize) -> usize {
-    block
-        .min(len.div_ceil(BLOCK_SHARE))
-        .min(max)
-        .max(min)
-        .min(len)
+/// The sizes of a piece's blocks. They double from 1 (the batch growth of the
+/// work-stealing iterators, §5), each at most an eighth of what is left
+/// (`BLOCK_SHARE`). Once that share binds, the piece is in its tail, where the share
+/// alone would shrink blocks to single items; there the owner times each block and takes
+/// at least `TAIL`'s worth of items at the pace it measured, and the rest at once when
+/// that is most of it. A loop nobody asks about thus runs in a few blocks, and reads the
+/// clock only in its tail.
+#[derive(Clone, Copy)]
+pub(super) struct Blocks {
+    /// The doubling size.
+    block: usize,
+    min: usize,
+    max: usize,
+    /// Items worth `TAIL` at the pace of the last timed block (0 until one is timed).
+    floor: usize,
+    /// When the last tail block started, and its size.
+    timed: Option<(Instant, usize)>,
 }
 
-/// The owner's loop over one piece: fold blocks of doubling size (from `block`), and
-/// split when asked and what is left is worth it.
+impl Blocks {
+    /// The blocks of a fresh piece of `p`.
+    pub(super) fn new<P: Producer>(p: &P) -> Blocks {
+        let (min, max) = len_bounds(p);
+        Blocks {
+            block: 1,
+            min,
+            max,
+            floor: 0,
+            timed: None,
+        }
+    }
+
+    /// The size of the next block when `len` items are left (at least 1): within
+    /// `min` and `max` (`with_min_len`, `with_max_len`), and no more than `len`. While
+    /// `max` binds anyway, the tail is not timed.
+    #[inline(always)]
+    pub(super) fn next(&mut self, len: usize) -> usize {
+        let n = if self.block.saturating_mul(BLOCK_SHARE) <= len || len / BLOCK_SHARE >= self.max {
+            self.block
+        } else {
+            self.tail(len)
+        };
+        self.block = self.block.saturating_mul(2);
+        n.min(self.max).max(self.min).min(len)
+    }
+
+    /// A block of the tail: an eighth of what is left or `TAIL`'s worth, whichever is
+    /// more.
+    #[inline(never)]
+    fn tail(&mut self, len: usize) -> usize {
+        let share = len.div_ceil(BLOCK_SHARE);
+        if share == len {
+            return len;
+        }
+        let now = Instant::now();
+        if let Some((t0, n)) = self.timed {
+            let spent = now.saturating_duration_since(t0);
+            let ns = u64::try_from(spent.as_nanos()).unwrap_or(u64::MAX).max(1);
+            let worth = (n as u64).saturating_mul(TAIL.as_nanos() as u64) / ns;
+            self.floor = usize::try_from(worth).unwrap_or(usize::MAX);
+        }
+        let n = share.max(self.floor);
+        let n = if n >= len / 2 { len } else { n };
+        self.timed = Some((now, n));
+        n
+    }
+}
+
+/// The owner's loop over one piece: fold blocks (see [`Blocks`]), and split when asked
+/// and what is left is worth it.
 pub(super) fn piece<P, K>(
     w: &Worker,
     lp: &Loop<'_, K>,
     mut p: P,
     mut acc: K::Acc,
-    mut block: usize,
+    mut blocks: Blocks,
 ) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
 {
     let guard = StopOnUnwind(&lp.stop);
-    let (min, max) = len_bounds(&p);
+    let min = blocks.min;
     let mut pace = Pace::default();
     loop {
         let len = p.len();
@@ -316,14 +379,13 @@ where
         }
         if len / 2 >= min && split_demanded(w) && pace.worth(len, MIN_SPLIT) {
             std::mem::forget(guard);
-            return split(w, lp, p, acc, block);
+            return split(w, lp, p, acc, blocks);
         }
-        let n = next_block(block, len, min, max);
+        let n = blocks.next(len);
         (acc, p) = p.fold_block(n, lp.kernel, acc);
         stat!(w.counters(), blocks);
         crate::stats::block_size(w.counters(), n);
         pace.done += n;
-        block = block.saturating_mul(2);
     }
     std::mem::forget(guard);
     stop_on_unwind(lp, || lp.kernel.finish(acc))
@@ -345,7 +407,8 @@ pub(super) struct Pace {
     /// When a request was first seen, and `done` then.
     mark: Option<(Instant, usize)>,
     /// `done` at which to look at the clock again: each look waits for the sample to
-    /// double, so a loop asked about all along reads the time O(log n) times.
+    /// double, or to grow to `MIN_SAMPLE` at the pace seen so far, so a loop asked about
+    /// all along reads the time O(log n) times, and a short one only a few times.
     next: usize,
 }
 
@@ -364,11 +427,13 @@ impl Pace {
             return false;
         }
         let items = self.done - d0;
-        self.next = self.done + items;
         let spent = t0.elapsed();
         if spent < MIN_SAMPLE {
+            let grow = MIN_SAMPLE.as_nanos() / spent.as_nanos().max(1);
+            self.next = d0 + items * (grow as usize).clamp(2, 64);
             return false;
         }
+        self.next = self.done + items;
         let per_item = spent.as_nanos() as f64 / items as f64;
         per_item * left as f64 >= min.as_nanos() as f64
     }
@@ -379,7 +444,7 @@ impl Pace {
 /// thieves take what is pushed themselves.
 #[cold]
 #[inline(never)]
-fn split<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P, acc: K::Acc, block: usize) -> K::Output
+fn split<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P, acc: K::Acc, blocks: Blocks) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
@@ -387,7 +452,7 @@ where
     stat!(w.counters(), splits);
     let waiting = demand::waiting(w);
     let ways = waiting.thieves().max(1) + 1;
-    cut(w, lp, p, acc, block, ways, waiting)
+    cut(w, lp, p, acc, blocks, ways, waiting)
 }
 
 /// Cuts `p` into `ways` nearly equal parts. The upper parts are pushed as joined
@@ -398,7 +463,7 @@ fn cut<P, K>(
     lp: &Loop<'_, K>,
     p: P,
     acc: K::Acc,
-    block: usize,
+    blocks: Blocks,
     ways: usize,
     waiting: demand::Waiting<'_>,
 ) -> K::Output
@@ -410,7 +475,7 @@ where
     let min = p.min_len().max(1);
     if ways < 2 || len / 2 < min {
         waiting.answer();
-        return piece(w, lp, p, acc, block);
+        return piece(w, lp, p, acc, blocks);
     }
     let (lo, hi) = p.split_at(len - (len / ways).max(min));
     let rest = Here((acc, waiting));
@@ -418,9 +483,12 @@ where
         move |w| {
             let rest = rest;
             let (acc, waiting) = rest.0;
-            cut(w, lp, lo, acc, block, ways - 1, waiting)
+            cut(w, lp, lo, acc, blocks, ways - 1, waiting)
         },
-        move |w| piece(w, lp, hi, lp.kernel.start(), 1),
+        move |w| {
+            let blocks = Blocks::new(&hi);
+            piece(w, lp, hi, lp.kernel.start(), blocks)
+        },
     );
     stop_on_unwind(lp, || lp.kernel.combine(l, r))
 }

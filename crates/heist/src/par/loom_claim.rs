@@ -11,6 +11,11 @@
 //!   the door, cuts and writes its result; once `close` returns, the caller reads the
 //!   result and reuses its whole frame, so a helper still inside (or entering late) is
 //!   reported as a race.
+//! - `loom_claim_a_part_is_taken_or_taken_back_once` (`outside.rs`): a caller hands a
+//!   part over while a worker tries to take it; the part is run exactly once, by the
+//!   worker or by the caller that took it back, and once the caller has the part back or
+//!   has waited for the worker, it reuses its whole frame, so a worker still touching it is
+//!   reported as a race.
 //!
 //! Each model also checks, across its executions, that both outcomes of the race it is
 //! about occurred (a thief got something and nothing; the helper got in and was shut out).
@@ -18,6 +23,7 @@
 //! Run with `.ci/loom`.
 
 use super::claim::{Door, Progress};
+use super::outside::Ticket;
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
@@ -178,4 +184,61 @@ fn loom_claim_closed_door_keeps_the_helper_out() {
     });
     assert!(hits[0].load(Relaxed) > 0, "the helper was never shut out");
     assert!(hits[1].load(Relaxed) > 0, "the helper never got in");
+}
+
+/// A caller's frame for one hand-off: the part (counting its runs) and its outcome.
+struct Handoff {
+    part: UnsafeCell<u8>,
+    out: UnsafeCell<usize>,
+}
+
+// SAFETY: the worker touches the frame only after winning the ticket and until `finish`;
+// the caller after taking the part back or waiting: the protocol under test.
+unsafe impl Sync for Handoff {}
+
+#[test]
+fn loom_claim_a_part_is_taken_or_taken_back_once() {
+    let hits = Hits::default();
+    let h = hits.clone();
+    model(move || {
+        let frame = Arc::new(Handoff {
+            part: UnsafeCell::new(0),
+            out: UnsafeCell::new(0),
+        });
+        let ticket = Arc::new(Ticket::new());
+        let worker = {
+            let (frame, ticket) = (frame.clone(), ticket.clone());
+            thread::spawn(move || {
+                if ticket.take() {
+                    // SAFETY: taken: the caller waits for `finish`.
+                    frame.part.with_mut(|p| unsafe { *p += 1 });
+                    // SAFETY: as above.
+                    frame.out.with_mut(|p| unsafe { *p = 7 });
+                    // SAFETY: this thread won the ticket and holds a reference count.
+                    unsafe { Ticket::finish(&*ticket) };
+                }
+            })
+        };
+        let back = ticket.take_back();
+        h[usize::from(back)].fetch_add(1, Relaxed);
+        if back {
+            // SAFETY: taken back: the worker never touches the frame.
+            frame.part.with_mut(|p| unsafe { *p += 1 });
+        } else {
+            ticket.wait();
+            assert!(ticket.finished());
+            // SAFETY: finished: the worker's writes happened before.
+            assert_eq!(frame.out.with(|p| unsafe { *p }), 7);
+        }
+        // SAFETY: as above: the frame is the caller's alone now.
+        let runs = frame
+            .part
+            .with_mut(|p| unsafe { std::mem::replace(&mut *p, 0) });
+        assert_eq!(runs, 1, "the part ran {runs} times");
+        // SAFETY: as above.
+        frame.out.with_mut(|p| unsafe { *p = usize::MAX });
+        worker.join().unwrap();
+    });
+    assert!(hits[0].load(Relaxed) > 0, "the part was never taken");
+    assert!(hits[1].load(Relaxed) > 0, "the part was never taken back");
 }
