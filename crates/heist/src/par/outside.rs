@@ -27,7 +27,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// How much work the rest of a loop started outside the pool must look like before a
-/// worker is woken for it: a wake-up and the hand-over take several microseconds.
+/// worker is woken for it: a wake-up and the hand-over take several microseconds (a
+/// sleeping worker's median wake-up measured 10 µs on 2 cores). Swept over 5–80 µs on
+/// slices, zips and mutable slices of 10^4–3·10^5 items at 2 workers: with calls back to
+/// back, 10 and 20 µs did best (geometric mean 0.87× and 0.89× seq's time, against
+/// 1.03× never waking); with each call after a pause that lets the workers sleep, every
+/// wake-up cost more than it gave (1.35× at 10 µs, 1.28× at 20 µs, 1.09× never waking).
 const MIN_WAKE: Duration = Duration::from_micros(20);
 
 /// Runs `kernel` over `p` from a thread outside every pool: on this thread, with `pool`'s
