@@ -293,8 +293,8 @@ pub(super) fn len_bounds<P: Producer>(p: &P) -> (usize, usize) {
 /// (`BLOCK_SHARE`). Once that share binds, the piece is in its tail, where the share
 /// alone would shrink blocks to single items; there the owner times each block and takes
 /// at least `TAIL`'s worth of items at the pace it measured, and the rest at once when
-/// that is most of it. A loop nobody asks about thus runs in a few blocks, and reads the
-/// clock only in its tail.
+/// less than that would be left. A loop nobody asks about thus runs in a few blocks, and
+/// reads the clock only in its tail.
 #[derive(Clone, Copy)]
 pub(super) struct Blocks {
     /// The doubling size.
@@ -350,7 +350,12 @@ impl Blocks {
             self.floor = usize::try_from(worth).unwrap_or(usize::MAX);
         }
         let n = share.max(self.floor);
-        let n = if n >= len / 2 { len } else { n };
+        // What would be left is less than `TAIL`'s worth: it goes with this block.
+        let n = if len.saturating_sub(n) < self.floor {
+            len
+        } else {
+            n
+        };
         self.timed = Some((now, n));
         n
     }
@@ -509,3 +514,47 @@ pub(super) struct Here<T>(pub(super) T);
 // runs on the calling worker's thread before `join` returns (it is never pushed, stolen
 // or sent), so the value never crosses threads.
 unsafe impl<T> Send for Here<T> {}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::Blocks;
+
+    /// A piece in its tail, with `floor` items worth `TAIL` and no block timed yet.
+    fn tail(floor: usize) -> Blocks {
+        Blocks {
+            block: usize::MAX / 2,
+            min: 1,
+            max: usize::MAX,
+            floor,
+            timed: None,
+        }
+    }
+
+    #[test]
+    fn a_tail_block_is_a_share_or_the_floor_and_takes_a_short_rest_along() {
+        // Without a pace, an eighth of the rest, down to single items.
+        assert_eq!(tail(0).next(1000), 125);
+        assert_eq!(tail(0).next(3), 1);
+        assert_eq!(tail(0).next(2), 1);
+        // The floor, when it is more than the share.
+        assert_eq!(tail(100).next(1000), 125);
+        assert_eq!(tail(100).next(500), 100);
+        assert_eq!(tail(1).next(2), 1);
+        // The rest at once, when less than the floor would be left.
+        assert_eq!(tail(100).next(150), 150);
+        assert_eq!(tail(4000).next(1526), 1526);
+    }
+
+    #[test]
+    fn blocks_double_from_one_until_the_share_binds() {
+        let mut b = tail(0);
+        b.block = 1;
+        let sizes: Vec<usize> = (0..5).map(|_| b.next(1 << 20)).collect();
+        assert_eq!(sizes, [1, 2, 4, 8, 16]);
+        // `with_max_len` caps every block, and then the tail is not timed.
+        let mut b = tail(0);
+        b.max = 3;
+        assert_eq!(b.next(1000), 3);
+        assert!(b.timed.is_none());
+    }
+}
