@@ -3,32 +3,12 @@
 //! the cores) under both schedulers.
 
 use heist::prelude::*;
-use heist::{Pool, Scheduler};
+mod par_pools;
+
+use par_pools::on_every_pool;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::mpsc;
 use std::time::Duration;
-
-/// Runs `f` on each pool shape, failing (not hanging) if a run takes over a minute.
-fn on_every_pool(f: impl Fn(&Pool) + Send + Sync + 'static) {
-    let f = std::sync::Arc::new(f);
-    for s in [Scheduler::Lace, Scheduler::Relay] {
-        for n in [1, 2, 8, 16] {
-            let (tx, rx) = mpsc::channel();
-            let f = f.clone();
-            std::thread::spawn(move || {
-                let pool = Pool::builder().workers(n).scheduler(s).build().unwrap();
-                let r = catch_unwind(AssertUnwindSafe(|| f(&pool)));
-                let _ = tx.send(r);
-            });
-            match rx.recv_timeout(Duration::from_secs(60)) {
-                Ok(Ok(())) => {}
-                Ok(Err(p)) => std::panic::resume_unwind(p),
-                Err(_) => panic!("{s:?} with {n} workers: no answer within 60 s"),
-            }
-        }
-    }
-}
 
 #[test]
 fn non_commutative_reduce_equals_seq() {
