@@ -6,26 +6,33 @@
 //! (relay).
 //!
 //! Handles may be joined in any order. One whose slot is on top of the deque (the newest,
-//! once the newer ones were joined) is popped as `join` pops its branch. An older one is finished in place: if no thief has it, its
-//! owner takes the job out (taking its slot back from the shared part under Lace), runs
-//! it, and marks the slot claimed, so that the later pop (or a thief, should the slot be
-//! shared again) finds nothing to run; if a thief has it, the owner waits for it and
-//! marks the slot claimed once it has read the outcome.
+//! once the newer ones were joined) is popped as `join` pops its branch. An older one is
+//! finished in place: if no thief has it, its owner takes the job out (taking its slot
+//! back from the shared part under Lace), runs it, and marks the slot claimed, so that the
+//! later pop (or a thief, should the slot be shared again) finds nothing to run; if a
+//! thief has it, the owner waits for it and marks the slot claimed once it has read the
+//! outcome.
 //!
 //! Handles live inside [`Worker::promises`], which finishes whatever is left when its
 //! closure returns, so a handle that is dropped or leaked without being joined cannot
-//! outlive what its task borrows; its task's panic reaches the caller of `promises`. A
-//! full deque never fails a spawn: the task then runs at once, and its handle keeps the
-//! result.
+//! outlive what its task borrows; its task's panic reaches the caller of `promises`. The
+//! scope counts its handles that were not popped by their own join: when none are left,
+//! its end has nothing to drain. The count goes up at every spawn and down at every such
+//! join, so where the compiler sees both (a spawn and its join in one function) it is a
+//! constant, and the scope and its handles live in registers: that is what makes an
+//! unstolen promise cost about what a `join` costs.
+//!
+//! A full deque never fails a spawn: the task then runs at once, as it would without a
+//! pool, and its handle keeps the result; a panic in it unwinds out of `spawn`.
 
 use crate::sched::Schedule;
 use crate::spawn;
-use crate::task::{self, Panic, Slot, DONE};
+use crate::task::{self, Slot, DONE};
 use crate::worker::Worker;
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::mem;
-use std::panic::{self, AssertUnwindSafe};
+use std::panic;
 use std::ptr;
 use std::sync::atomic::Ordering::Acquire;
 
@@ -34,22 +41,15 @@ pub struct Promises<'w> {
     w: &'w Worker,
     /// The deque's `head` when the scope began; its tasks occupy the slots from there.
     base: *const Slot,
-    /// Panics for the end of the scope, once there are any (null until then, so that a
-    /// scope without panics only tests one word at its end).
-    trouble: Cell<*mut Trouble>,
+    /// The scope's name among its worker's scopes (`Frames::enter_scope`): it may push
+    /// while that is the innermost one. A name, not an address, so that the scope need not
+    /// live in memory.
+    id: usize,
+    /// Handles spawned and not popped by their own join: unjoined ones, and ones finished
+    /// in place or after a steal, whose slots the end drains.
+    open: Cell<usize>,
     /// Invariant in `'w`, so tasks cannot borrow anything that dies inside the scope.
     _inv: PhantomData<&'w mut &'w ()>,
-}
-
-/// The panics a scope keeps for its end.
-#[derive(Default)]
-struct Trouble {
-    /// The first panic of a promise whose handle was not joined.
-    first: Option<Panic>,
-    /// Panics of tasks that ran at spawn, by the id their handle holds: kept here, not in
-    /// the handle, so that a leaked handle's panic still reaches the end of the scope.
-    ready: Vec<(u32, Panic)>,
-    next_id: u32,
 }
 
 /// The handle of a spawned task; [`Promise::join`] waits for its result.
@@ -59,31 +59,24 @@ struct Trouble {
 /// its panic.
 pub struct Promise<'f, 'w, R> {
     scope: &'f Promises<'w>,
-    /// The scope's worker, held here too: a join that read it from the scope would load
-    /// it from memory after the task's call, and every step of the pop would wait for it.
-    w: &'w Worker,
-    /// The task's slot, or null if it ran at spawn.
+    /// The task's slot (meaningless if it ran at spawn).
     slot: *const Slot,
     join: JoinFn<R>,
-    /// The outcome of a task that ran at spawn (full deque, or not spawned from the
-    /// innermost scope): its result, or the id of its panic in the scope's `Trouble`.
-    ready: Option<Result<R, u32>>,
+    /// The result of a task that ran at spawn (full deque, or not spawned from the
+    /// innermost scope).
+    ready: Option<R>,
     _slot: PhantomData<&'w Slot>,
 }
 
 /// How a handle finishes its pushed task: on top of the innermost scope (pop it), or in
-/// place.
-type JoinFn<R> = fn(&Worker, &Slot, bool) -> R;
-
-/// The `join` of a handle whose task ran at spawn.
-fn never_pushed<R>(_: &Worker, _: &Slot, _: bool) -> R {
-    unreachable!("a task that ran at spawn has no slot")
-}
+/// place. Returns the result and whether the slot was popped by this fast path (if not,
+/// the scope's end drains the deque to its base).
+type JoinFn<R> = fn(&Worker, &Slot, bool) -> (R, bool);
 
 /// Finishes the task in `slot`, put with `B` and `R`: a task on top of the deque, of the
 /// innermost scope, is popped like a `join` branch, any other is finished in place.
 #[inline(always)]
-fn join_pushed<B, R>(w: &Worker, slot: &Slot, on_top: bool) -> R
+fn join_pushed<B, R>(w: &Worker, slot: &Slot, on_top: bool) -> (R, bool)
 where
     B: FnOnce(&Worker) -> R + Send,
     R: Send,
@@ -91,9 +84,9 @@ where
     if on_top && w.owner().try_pop_private(slot) {
         // SAFETY: popped privately, so the slot still holds the `B` that `spawn` put.
         let job = unsafe { slot.take::<B, R>() };
-        return job(w);
+        return (job(w), true);
     }
-    join_slow::<B, R>(w, slot, on_top)
+    (join_slow::<B, R>(w, slot, on_top), false)
 }
 
 /// `join_pushed` off the fast path: spawned tasks above the slot, a thief, a request, or
@@ -115,12 +108,13 @@ where
 }
 
 /// `join_pushed` for a task whose job and result were boxed.
-fn join_boxed<B, R>(w: &Worker, slot: &Slot, on_top: bool) -> R
+fn join_boxed<B, R>(w: &Worker, slot: &Slot, on_top: bool) -> (R, bool)
 where
     B: FnOnce(&Worker) -> Box<R> + Send,
     R: Send,
 {
-    *join_pushed::<B, Box<R>>(w, slot, on_top)
+    let (r, popped) = join_pushed::<B, Box<R>>(w, slot, on_top);
+    (*r, popped)
 }
 
 /// Finishes a task that is not on top: runs it here if no thief has it, else waits for
@@ -153,66 +147,69 @@ where
 }
 
 impl<'w> Promises<'w> {
-    fn id(&self) -> *const () {
-        self as *const Promises<'w> as *const ()
+    /// The worker this scope runs on (the one `Worker::promises` was called on). Code in
+    /// the scope that uses it, rather than a worker captured from outside, holds one
+    /// reference where it would otherwise hold two.
+    #[inline(always)]
+    pub fn worker(&self) -> &'w Worker {
+        self.w
     }
 
     /// Whether this is the innermost scope of its worker, which alone may push.
     #[inline(always)]
     fn is_innermost(&self) -> bool {
-        ptr::eq(self.w.frames().innermost_scope(), self.id())
+        self.w.frames().innermost_scope() == self.id
     }
 
     /// Spawns `f`; it may run on another worker until the handle is joined.
     ///
     /// Called where this is not the innermost scope of its worker (inside a nested
     /// [`Worker::promises`] or [`Worker::scope`] body), or with the deque full, `f` runs
-    /// at once and the handle keeps its result.
+    /// at once (a panic in it unwinds from here) and the handle keeps its result.
     #[inline]
     pub fn spawn<'f, F, R>(&'f self, f: F) -> Promise<'f, 'w, R>
     where
         F: FnOnce(&Worker) -> R + Send + 'w,
         R: Send + 'w,
     {
-        let w = self.w;
         if !task::fits::<F, R>() {
             return self.spawn_boxed(f);
         }
+        let at = self.w.owner().head();
         let pushed = if self.is_innermost() {
-            w.push_task::<F, R>(f)
+            self.w.push_task::<F, R>(f)
         } else {
             Err(f)
         };
         match pushed {
-            Ok(slot) => self.pushed(slot, join_pushed::<F, R>),
-            Err(f) => self.ran(self.run_at_spawn(f), join_pushed::<F, R>),
+            Ok(slot) => self.handle(slot, None, join_pushed::<F, R>),
+            Err(f) => self.ran(at, f(self.w), join_pushed::<F, R>),
         }
     }
 
-    /// The handle of a task that ran at spawn. (The cold paths return the outcome, not
-    /// the handle, so that the handle stays out of memory on the hot path; `join` is the
-    /// one the pushed path stores, never called here, so that the call stays direct.)
+    /// The handle of a task that ran at spawn with result `r`. Its slot is `at`, the
+    /// `head` before the spawn, where a pushed task's would be, so that the handle holds
+    /// the same slot on both paths; `join` is the one the pushed path stores, never called
+    /// for it, so that the call stays direct.
     #[inline(always)]
-    fn ran<'f, R>(&'f self, out: Result<R, u32>, join: JoinFn<R>) -> Promise<'f, 'w, R> {
-        Promise {
-            scope: self,
-            w: self.w,
-            slot: ptr::null(),
-            join,
-            ready: Some(out),
-            _slot: PhantomData,
-        }
+    fn ran<'f, R>(&'f self, at: *const Slot, r: R, join: JoinFn<R>) -> Promise<'f, 'w, R> {
+        self.handle(at, Some(r), join)
     }
 
-    /// The handle of a task pushed into `slot`.
+    /// A handle, counted open until its join pops its slot (or takes its result).
     #[inline(always)]
-    fn pushed<'f, R>(&'f self, slot: *const Slot, join: JoinFn<R>) -> Promise<'f, 'w, R> {
+    fn handle<'f, R>(
+        &'f self,
+        slot: *const Slot,
+        ready: Option<R>,
+        join: JoinFn<R>,
+    ) -> Promise<'f, 'w, R> {
+        self.open.set(self.open.get() + 1);
         Promise {
             scope: self,
-            w: self.w,
             slot,
             join,
-            ready: None,
+            ready,
             _slot: PhantomData,
         }
     }
@@ -225,10 +222,6 @@ impl<'w> Promises<'w> {
         R: Send + 'w,
     {
         let f = Box::new(f);
-        if !self.is_innermost() {
-            let out = self.run_at_spawn(move |w: &Worker| f(w));
-            return self.ran(out, never_pushed::<R>);
-        }
         self.push_boxed(move |w: &Worker| Box::new(f(w)))
     }
 
@@ -237,118 +230,65 @@ impl<'w> Promises<'w> {
         B: FnOnce(&Worker) -> Box<R> + Send + 'w,
         R: Send + 'w,
     {
-        match self.w.push_task::<B, Box<R>>(job) {
-            Ok(slot) => self.pushed(slot, join_boxed::<B, R>),
-            Err(job) => self.ran(self.run_at_spawn(move |w| *job(w)), join_boxed::<B, R>),
+        let at = self.w.owner().head();
+        let pushed = if self.is_innermost() {
+            self.w.push_task::<B, Box<R>>(job)
+        } else {
+            Err(job)
+        };
+        match pushed {
+            Ok(slot) => self.handle(slot, None, join_boxed::<B, R>),
+            Err(job) => self.ran(at, *job(self.w), join_boxed::<B, R>),
         }
     }
 
-    /// Runs a task at spawn: its result, or the id of its panic, kept in the scope. Inline,
-    /// so that its result is not written through a pointer into the handle (which would
-    /// keep the handle in memory on the hot path too).
+    /// Whether the handle of `slot` may pop it: it is the top of the deque, and this scope
+    /// is the innermost one, so that popping it pops nothing of another scope (an inner
+    /// scope may not have pushed yet: its base is then just above `slot`). Otherwise the
+    /// task is finished in place: newer handles of the scope not joined yet, spawned tasks
+    /// or claimed slots lie above it.
     #[inline(always)]
-    fn run_at_spawn<F, R>(&self, f: F) -> Result<R, u32>
-    where
-        F: FnOnce(&Worker) -> R,
-    {
-        panic::catch_unwind(AssertUnwindSafe(|| f(self.w))).map_err(|p| self.keep_ready(p))
+    fn may_pop(&self, slot: *const Slot) -> bool {
+        ptr::eq(self.w.owner().head(), slot.wrapping_add(1)) && self.is_innermost()
     }
 
-    /// Keeps the panic of a task that ran at spawn; returns its id.
-    #[cold]
-    #[inline(never)]
-    fn keep_ready(&self, p: Panic) -> u32 {
-        let t = self.trouble();
-        let id = t.next_id;
-        t.next_id += 1;
-        t.ready.push((id, p));
-        id
-    }
-
-    /// The scope's panics, made on first use.
-    #[allow(clippy::mut_from_ref)]
-    fn trouble(&self) -> &mut Trouble {
-        if self.trouble.get().is_null() {
-            self.trouble.set(Box::into_raw(Box::default()));
-        }
-        // SAFETY: made above and freed only by `take_trouble`; a scope is used by its own
-        // thread alone (it is not `Sync`), and no caller keeps the reference across a call
-        // that could reach this again.
-        unsafe { &mut *self.trouble.get() }
-    }
-
-    /// Takes the scope's panics, if any, leaving none.
-    fn take_trouble(&self) -> Option<Box<Trouble>> {
-        let t = self.trouble.replace(ptr::null_mut());
-        // SAFETY: `t` came from `Box::into_raw` in `trouble` and is owned by the scope.
-        (!t.is_null()).then(|| unsafe { Box::from_raw(t) })
-    }
-
-    /// The panic of the task of handle `id`, which ran at spawn.
-    fn take_ready(&self, id: u32) -> Panic {
-        let ready = &mut self.trouble().ready;
-        let i = ready.iter().position(|&(s, _)| s == id);
-        ready
-            .swap_remove(i.expect("a panicked task left its panic"))
-            .1
-    }
-
-    /// Keeps the first panic of a promise whose handle was not joined.
-    fn record(&self, p: Panic) {
-        task::keep_first(&mut self.trouble().first, p);
-    }
-
-    /// Whether the handle of `slot` may pop it: it is the top of `w`'s deque (`w` is this
-    /// scope's worker), and this scope is the innermost one, so that popping it pops
-    /// nothing of another scope (an inner scope may not have pushed yet: its base is then
-    /// just above `slot`). Otherwise the task is finished in place: newer handles of the
-    /// scope not joined yet, spawned tasks or claimed slots lie above it.
+    /// Ends the scope after its closure returned `out`.
     #[inline(always)]
-    fn may_pop(&self, w: &Worker, slot: *const Slot) -> bool {
-        ptr::eq(w.owner().head(), slot.wrapping_add(1))
-            && ptr::eq(w.frames().innermost_scope(), self.id())
-    }
-
-    /// The deque depth where the scope began.
-    fn depth(&self) -> u32 {
-        self.w.owner().index_of(self.base)
-    }
-
-    /// Ends the scope after its closure returned `out`; `w` is its worker.
-    #[inline(always)]
-    fn end<T>(&self, w: &Worker, out: T) -> T {
-        if w.owner().head() != self.base || !self.trouble.get().is_null() {
-            return self.end_slow(out);
+    fn end<T>(&self, out: T) -> T {
+        if self.open.get() != 0 {
+            return end_slow(self.w, self.base, out);
         }
         out
     }
-
-    /// The end of a scope with tasks left (unjoined handles, or spawned tasks) or panics.
-    #[cold]
-    #[inline(never)]
-    fn end_slow<T>(&self, out: T) -> T {
-        spawn::drain_to(self.w, self.depth(), |p| self.record(p));
-        let Some(t) = self.take_trouble() else {
-            return out;
-        };
-        let mut first = t.first;
-        for (_, p) in t.ready {
-            task::keep_first(&mut first, p);
-        }
-        task::resume_first(Ok(out), first)
-    }
 }
 
-/// Ends a scope whose closure unwinds (or whose end re-raises a task's panic, after which
-/// this finds nothing left): its tasks finish first, and their panics are dropped (the
-/// closure's own panic goes on). On the normal path the scope is forgotten after `end`.
+/// The end of a scope with handles left open (unjoined, or finished off the fast path):
+/// finishes what is left above `base` in `w`'s deque, and re-raises the first panic of a
+/// task whose handle was not joined.
+#[cold]
+#[inline(never)]
+fn end_slow<T>(w: &Worker, base: *const Slot, out: T) -> T {
+    let mut first = None;
+    spawn::drain_to(w, w.owner().index_of(base), |p| {
+        task::keep_first(&mut first, p)
+    });
+    task::resume_first(Ok(out), first)
+}
+
+/// The end of a scope whose closure unwinds (or whose end re-raises a task's panic, after
+/// which this finds nothing left): its tasks finish first, and their panics are dropped
+/// (the closure's own panic goes on).
+#[cold]
+#[inline(never)]
+fn end_unwinding(w: &Worker, base: *const Slot) {
+    spawn::drain_to(w, w.owner().index_of(base), task::drop_panic);
+}
+
+/// On the normal path the scope is forgotten after `end`.
 impl Drop for Promises<'_> {
+    #[inline(always)]
     fn drop(&mut self) {
-        spawn::drain_to(self.w, self.depth(), task::drop_panic);
-        if let Some(t) = self.take_trouble() {
-            t.first.into_iter().for_each(task::drop_panic);
-            t.ready.into_iter().for_each(|(_, p)| task::drop_panic(p));
-        }
+        end_unwinding(self.w, self.base);
     }
 }
 
@@ -359,22 +299,23 @@ impl<R> Promise<'_, '_, R> {
     pub fn join(self) -> R {
         let Promise {
             scope,
-            w,
             slot,
             join,
             ready,
             ..
         } = self;
-        if !slot.is_null() {
-            // SAFETY: a pushed task's slot stays in use until this handle finishes it.
-            let pop = scope.may_pop(w, slot);
-            return join(w, unsafe { &*slot }, pop);
+        let open = &scope.open;
+        if let Some(r) = ready {
+            open.set(open.get() - 1);
+            return r;
         }
-        match ready {
-            Some(Ok(r)) => r,
-            Some(Err(id)) => panic::resume_unwind(scope.take_ready(id)),
-            None => unreachable!("a handle without a slot has its outcome"),
+        let pop = scope.may_pop(slot);
+        // SAFETY: a pushed task's slot stays in use until this handle finishes it.
+        let (r, popped) = join(scope.w, unsafe { &*slot }, pop);
+        if popped {
+            open.set(open.get() - 1);
         }
+        r
     }
 }
 
@@ -396,19 +337,22 @@ impl Worker {
     /// let pool = heist::Pool::builder().workers(2).build().unwrap();
     /// assert_eq!(pool.run(|w| fib(w, 20)), 6765);
     /// ```
-    #[inline]
+    #[inline(never)]
     pub fn promises<'w, T>(&'w self, op: impl FnOnce(&Promises<'w>) -> T) -> T {
+        let entered = self.frames().enter_scope();
         let scope = Promises {
             w: self,
             base: self.owner().head(),
-            trouble: Cell::new(ptr::null_mut()),
+            id: entered.id(),
+            open: Cell::new(0),
             _inv: PhantomData,
         };
-        // Popped before the scope ends, also when `op` unwinds (the guard drops first).
-        let entered = self.frames().enter_scope(scope.id());
+        // Popped before the scope ends, also when `op` unwinds (moved here, the guard
+        // drops before the scope).
+        let entered = entered;
         let out = op(&scope);
         drop(entered);
-        let out = scope.end(self, out);
+        let out = scope.end(out);
         mem::forget(scope);
         out
     }

@@ -189,10 +189,11 @@ fn an_outer_handle_joined_inside_an_empty_inner_scope_leaves_the_inner_tasks_ins
     }
 }
 
-/// With the deque full a promise runs at spawn; a leaked handle of one that panicked still
-/// hands its panic to the caller of `promises`, and a joined one re-raises it.
+/// With the deque full a promise runs at spawn, as it would without a pool: its panic
+/// unwinds out of `spawn` (the code after it does not run), the scope finishes the task
+/// that holds the slot, and the panic reaches the caller of `promises`.
 #[test]
-fn a_promise_run_at_spawn_keeps_its_panic_when_leaked_or_joined() {
+fn a_promise_run_at_spawn_unwinds_from_spawn_after_the_scope_finished_the_rest() {
     for s in [Scheduler::Lace, Scheduler::Relay] {
         let pool = Pool::builder()
             .workers(2)
@@ -200,29 +201,57 @@ fn a_promise_run_at_spawn_keeps_its_panic_when_leaked_or_joined() {
             .deque_capacity(1)
             .build()
             .unwrap();
-        let leaked = pool.run(|w| {
+        let held_ran = AtomicUsize::new(0);
+        let after_spawn = AtomicUsize::new(0);
+        let r = pool.run(|w| {
             panic::catch_unwind(AssertUnwindSafe(|| {
                 w.promises(|f| {
-                    // Takes the one slot; dropped while the leaked handle is newer, so the
-                    // scope's end finishes it.
-                    let _held = f.spawn(|_| 1u32);
-                    std::mem::forget(f.spawn(|_| -> u32 { panic!("leaked at spawn") }));
-                });
-            }))
-        });
-        let p = leaked.expect_err("the leaked promise's panic reaches promises()");
-        assert_eq!(p.downcast_ref::<&str>(), Some(&"leaked at spawn"), "{s:?}");
-        let joined = pool.run(|w| {
-            panic::catch_unwind(AssertUnwindSafe(|| {
-                w.promises(|f| {
-                    let held = f.spawn(|_| 1u32);
-                    let b = f.spawn(|_| -> u32 { panic!("joined at spawn") });
-                    let r = b.join();
-                    r + held.join()
+                    // Takes the one slot; its handle is joined by nobody but the scope.
+                    let held = f.spawn(|_| held_ran.fetch_add(1, Ordering::Relaxed));
+                    let b = f.spawn(|_| -> u32 { panic!("at spawn") });
+                    after_spawn.fetch_add(1, Ordering::Relaxed);
+                    b.join() as usize + held.join()
                 })
             }))
         });
-        let p = joined.expect_err("join re-raises");
-        assert_eq!(p.downcast_ref::<&str>(), Some(&"joined at spawn"), "{s:?}");
+        let p = r.expect_err("the panic reaches promises()");
+        assert_eq!(p.downcast_ref::<&str>(), Some(&"at spawn"), "{s:?}");
+        assert_eq!(held_ran.load(Ordering::Relaxed), 1, "{s:?}");
+        assert_eq!(after_spawn.load(Ordering::Relaxed), 0, "{s:?}");
+        let ok = pool.run(|w| w.promises(|f| f.spawn(|_| 1u32).join() + f.spawn(|_| 2).join()));
+        assert_eq!(ok, 3, "the pool works after the panic ({s:?})");
+    }
+}
+
+/// A promise task that leaves detached tasks in the deque: they are no promises of the
+/// scope, which ends without draining them; they still run once (before the barrier), and
+/// an outer handle whose slot lies below them still joins.
+#[test]
+fn detached_tasks_left_above_a_scope_run_once_and_outer_handles_join() {
+    for pool in pools() {
+        let ran = std::sync::Arc::new(AtomicUsize::new(0));
+        let r = pool.run(|w| {
+            let v = w.promises(|outer| {
+                let a = outer.spawn(|w| fib(w, 6));
+                let x = w.promises(|inner| {
+                    let ran = std::sync::Arc::clone(&ran);
+                    let h = inner.spawn(move |w| {
+                        for _ in 0..3 {
+                            let ran = std::sync::Arc::clone(&ran);
+                            w.spawn_detached(move |_| {
+                                ran.fetch_add(1, Ordering::Relaxed);
+                            });
+                        }
+                        fib(w, 5)
+                    });
+                    h.join()
+                });
+                x + a.join()
+            });
+            w.barrier();
+            v
+        });
+        assert_eq!(r, 5 + 8, "{pool:?}");
+        assert_eq!(ran.load(Ordering::Relaxed), 3, "{pool:?}");
     }
 }

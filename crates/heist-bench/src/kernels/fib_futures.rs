@@ -55,7 +55,7 @@ pub fn fib_futures(w: &heist::Worker, n: u32) -> u64 {
     }
     w.promises(|s| {
         let a = s.spawn(move |w| fib_futures(w, n - 1));
-        let b = fib_futures(w, n - 2);
+        let b = fib_futures(s.worker(), n - 2);
         a.join() + b
     })
 }
