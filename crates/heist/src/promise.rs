@@ -22,12 +22,16 @@
 //! constant, and the scope and its handles live in registers: that is what makes an
 //! unstolen promise cost about what a `join` costs.
 //!
-//! A full deque never fails a spawn: the task then runs at once, as it would without a
-//! pool, and its handle keeps the result; a panic in it unwinds out of `spawn`.
+//! A full deque never fails a spawn, and a scope that is not the innermost one (its
+//! spawner used inside a nested scope's body) never pushes: such a task goes to a boxed
+//! slot of its own, the scope's overflow, and runs when its handle joins it or when the
+//! scope ends. Its handle holds the slot's address tagged in the low bit (a slot is
+//! cache-line aligned), so that it never passes the pop's check and the handle needs no
+//! other field to tell the two apart.
 
 use crate::sched::Schedule;
 use crate::spawn;
-use crate::task::{self, Slot, DONE};
+use crate::task::{self, Panic, Slot, DONE};
 use crate::worker::Worker;
 use std::cell::Cell;
 use std::marker::PhantomData;
@@ -39,18 +43,30 @@ use std::sync::atomic::Ordering::Acquire;
 /// Spawns promises inside [`Worker::promises`].
 pub struct Promises<'w> {
     w: &'w Worker,
-    /// The deque's `head` when the scope began; its tasks occupy the slots from there.
-    base: *const Slot,
     /// The scope's name among its worker's scopes (`Frames::enter_scope`): it may push
     /// while that is the innermost one. A name, not an address, so that the scope need not
     /// live in memory.
     id: usize,
-    /// Handles spawned and not popped by their own join: unjoined ones, and ones finished
-    /// in place or after a steal, whose slots the end drains.
+    /// Handles spawned and not popped by their own join: unjoined ones, ones finished in
+    /// place or after a steal, whose slots the end drains, and overflow ones.
     open: Cell<usize>,
+    /// What only the scope's slow paths read: a local of `Worker::promises`, which
+    /// outlives the scope, kept in memory so that it holds no register on the fast path.
+    rest: *const Rest,
     /// Invariant in `'w`, so tasks cannot borrow anything that dies inside the scope.
     _inv: PhantomData<&'w mut &'w ()>,
 }
+
+/// What only a scope's slow paths read.
+struct Rest {
+    /// The deque's `head` when the scope began; its tasks occupy the slots from there.
+    base: *const Slot,
+    overflow: Overflow,
+}
+
+/// Boxed slots of tasks the deque did not take, made on first use; run (or claimed by
+/// their join) and freed at the end of the scope.
+type Overflow = Cell<*mut Vec<Box<Slot>>>;
 
 /// The handle of a spawned task; [`Promise::join`] waits for its result.
 ///
@@ -59,45 +75,63 @@ pub struct Promises<'w> {
 /// its panic.
 pub struct Promise<'f, 'w, R> {
     scope: &'f Promises<'w>,
-    /// The task's slot (meaningless if it ran at spawn).
+    /// The task's slot in the deque, or its overflow slot tagged in the low bit.
     slot: *const Slot,
     join: JoinFn<R>,
-    /// The result of a task that ran at spawn (full deque, or not spawned from the
-    /// innermost scope).
-    ready: Option<R>,
     _slot: PhantomData<&'w Slot>,
 }
 
-/// How a handle finishes its pushed task: on top of the innermost scope (pop it), or in
-/// place. Returns the result and whether the slot was popped by this fast path (if not,
-/// the scope's end drains the deque to its base).
-type JoinFn<R> = fn(&Worker, &Slot, bool) -> (R, bool);
+/// How a handle finishes its task: on top of the innermost scope (pop it), in place, or
+/// in its overflow slot. Returns the result and whether the slot was popped by the fast
+/// path (if not, the scope's end drains the deque to its base).
+type JoinFn<R> = fn(&Worker, *const Slot, bool) -> (R, bool);
+
+/// The low bit of an overflow slot's address in its handle.
+const OVERFLOW_TAG: usize = 1;
 
 /// Finishes the task in `slot`, put with `B` and `R`: a task on top of the deque, of the
 /// innermost scope, is popped like a `join` branch, any other is finished in place.
 #[inline(always)]
-fn join_pushed<B, R>(w: &Worker, slot: &Slot, on_top: bool) -> (R, bool)
+fn join_pushed<B, R>(w: &Worker, slot: *const Slot, on_top: bool) -> (R, bool)
 where
     B: FnOnce(&Worker) -> R + Send,
     R: Send,
 {
-    if on_top && w.owner().try_pop_private(slot) {
+    // SAFETY (of `&*slot`): on top, `slot` is `head - 1`, an untagged slot of the deque,
+    // in use until this handle finishes it.
+    if on_top && w.owner().try_pop_private(unsafe { &*slot }) {
         // SAFETY: popped privately, so the slot still holds the `B` that `spawn` put.
-        let job = unsafe { slot.take::<B, R>() };
+        let job = unsafe { (*slot).take::<B, R>() };
         return (job(w), true);
     }
     (join_slow::<B, R>(w, slot, on_top), false)
 }
 
-/// `join_pushed` off the fast path: spawned tasks above the slot, a thief, a request, or
-/// an out-of-order join.
+/// `join_pushed` off the fast path: spawned tasks above the slot, a thief, a request, an
+/// out-of-order join, or an overflow slot.
 #[cold]
 #[inline(never)]
-fn join_slow<B, R>(w: &Worker, slot: &Slot, on_top: bool) -> R
+fn join_slow<B, R>(w: &Worker, slot: *const Slot, on_top: bool) -> R
 where
     B: FnOnce(&Worker) -> R + Send,
     R: Send,
 {
+    if slot.addr() & OVERFLOW_TAG != 0 {
+        // SAFETY: the scope keeps its overflow slots until it ends, which this handle
+        // cannot outlive; only this handle takes the job out of this one.
+        let slot = unsafe { &*slot.wrapping_byte_sub(OVERFLOW_TAG) };
+        // SAFETY: nobody else sees an overflow slot; it holds the `B` that `spawn` put,
+        // unless its handle took it, and the handle is consumed by this join. Claimed
+        // before the job runs, so that the end of the scope finds nothing to run.
+        let job = unsafe {
+            let job = slot.take::<B, R>();
+            slot.claim();
+            job
+        };
+        return job(w);
+    }
+    // SAFETY: an untagged slot of the deque, in use until this handle finishes it.
+    let slot = unsafe { &*slot };
     if on_top {
         return w.sync::<B, R>(slot);
     }
@@ -108,7 +142,7 @@ where
 }
 
 /// `join_pushed` for a task whose job and result were boxed.
-fn join_boxed<B, R>(w: &Worker, slot: &Slot, on_top: bool) -> (R, bool)
+fn join_boxed<B, R>(w: &Worker, slot: *const Slot, on_top: bool) -> (R, bool)
 where
     B: FnOnce(&Worker) -> Box<R> + Send,
     R: Send,
@@ -164,8 +198,9 @@ impl<'w> Promises<'w> {
     /// Spawns `f`; it may run on another worker until the handle is joined.
     ///
     /// Called where this is not the innermost scope of its worker (inside a nested
-    /// [`Worker::promises`] or [`Worker::scope`] body), or with the deque full, `f` runs
-    /// at once (a panic in it unwinds from here) and the handle keeps its result.
+    /// [`Worker::promises`] or [`Worker::scope`] body), or with the deque full, `f` goes to
+    /// a boxed slot of the scope's own and runs when the handle is joined (or when the
+    /// scope ends).
     #[inline]
     pub fn spawn<'f, F, R>(&'f self, f: F) -> Promise<'f, 'w, R>
     where
@@ -175,41 +210,26 @@ impl<'w> Promises<'w> {
         if !task::fits::<F, R>() {
             return self.spawn_boxed(f);
         }
-        let at = self.w.owner().head();
         let pushed = if self.is_innermost() {
             self.w.push_task::<F, R>(f)
         } else {
             Err(f)
         };
-        match pushed {
-            Ok(slot) => self.handle(slot, None, join_pushed::<F, R>),
-            Err(f) => self.ran(at, f(self.w), join_pushed::<F, R>),
-        }
+        let slot = match pushed {
+            Ok(slot) => slot as *const Slot,
+            Err(f) => overflow::<F, R>(&self.rest().overflow, f),
+        };
+        self.handle(slot, join_pushed::<F, R>)
     }
 
-    /// The handle of a task that ran at spawn with result `r`. Its slot is `at`, the
-    /// `head` before the spawn, where a pushed task's would be, so that the handle holds
-    /// the same slot on both paths; `join` is the one the pushed path stores, never called
-    /// for it, so that the call stays direct.
+    /// A handle, counted open until its join pops its slot.
     #[inline(always)]
-    fn ran<'f, R>(&'f self, at: *const Slot, r: R, join: JoinFn<R>) -> Promise<'f, 'w, R> {
-        self.handle(at, Some(r), join)
-    }
-
-    /// A handle, counted open until its join pops its slot (or takes its result).
-    #[inline(always)]
-    fn handle<'f, R>(
-        &'f self,
-        slot: *const Slot,
-        ready: Option<R>,
-        join: JoinFn<R>,
-    ) -> Promise<'f, 'w, R> {
+    fn handle<'f, R>(&'f self, slot: *const Slot, join: JoinFn<R>) -> Promise<'f, 'w, R> {
         self.open.set(self.open.get() + 1);
         Promise {
             scope: self,
             slot,
             join,
-            ready,
             _slot: PhantomData,
         }
     }
@@ -230,16 +250,16 @@ impl<'w> Promises<'w> {
         B: FnOnce(&Worker) -> Box<R> + Send + 'w,
         R: Send + 'w,
     {
-        let at = self.w.owner().head();
         let pushed = if self.is_innermost() {
             self.w.push_task::<B, Box<R>>(job)
         } else {
             Err(job)
         };
-        match pushed {
-            Ok(slot) => self.handle(slot, None, join_boxed::<B, R>),
-            Err(job) => self.ran(at, *job(self.w), join_boxed::<B, R>),
-        }
+        let slot = match pushed {
+            Ok(slot) => slot as *const Slot,
+            Err(job) => overflow::<B, Box<R>>(&self.rest().overflow, job),
+        };
+        self.handle(slot, join_boxed::<B, R>)
     }
 
     /// Whether the handle of `slot` may pop it: it is the top of the deque, and this scope
@@ -252,43 +272,82 @@ impl<'w> Promises<'w> {
         ptr::eq(self.w.owner().head(), slot.wrapping_add(1)) && self.is_innermost()
     }
 
+    /// The scope's base and overflow slots.
+    #[inline(always)]
+    fn rest(&self) -> &Rest {
+        // SAFETY: `rest` points to a local of `Worker::promises` that outlives the scope
+        // (declared before it).
+        unsafe { &*self.rest }
+    }
+
     /// Ends the scope after its closure returned `out`.
     #[inline(always)]
     fn end<T>(&self, out: T) -> T {
         if self.open.get() != 0 {
-            return end_slow(self.w, self.base, out);
+            let mut first = None;
+            finish(self.w, self.rest(), &mut |p| {
+                task::keep_first(&mut first, p)
+            });
+            return task::resume_first(Ok(out), first);
         }
         out
     }
 }
 
-/// The end of a scope with handles left open (unjoined, or finished off the fast path):
-/// finishes what is left above `base` in `w`'s deque, and re-raises the first panic of a
-/// task whose handle was not joined.
+/// Puts `job` (put with `R`) into a new overflow slot of the scope whose overflow is
+/// `overflow`; returns its tagged address.
 #[cold]
 #[inline(never)]
-fn end_slow<T>(w: &Worker, base: *const Slot, out: T) -> T {
-    let mut first = None;
-    spawn::drain_to(w, w.owner().index_of(base), |p| {
-        task::keep_first(&mut first, p)
-    });
-    task::resume_first(Ok(out), first)
+fn overflow<B, R>(overflow: &Overflow, job: B) -> *const Slot
+where
+    B: FnOnce(&Worker) -> R + Send,
+    R: Send,
+{
+    debug_assert!(task::fits::<B, R>());
+    let slot = Box::new(Slot::new());
+    // SAFETY: a new slot that no deque holds, so nobody else sees it; `fits::<B, R>()`
+    // holds (`spawn` boxes the job otherwise).
+    unsafe { slot.put::<Worker, B, R>(job) };
+    let at = &*slot as *const Slot;
+    if overflow.get().is_null() {
+        overflow.set(Box::into_raw(Box::default()));
+    }
+    // SAFETY: made above by `Box::into_raw` and freed only by `finish` at the end of the
+    // scope; only the scope's thread touches it, and no other reference to it is alive.
+    unsafe { (*overflow.get()).push(slot) };
+    at.wrapping_byte_add(OVERFLOW_TAG)
 }
 
-/// The end of a scope whose closure unwinds (or whose end re-raises a task's panic, after
-/// which this finds nothing left): its tasks finish first, and their panics are dropped
-/// (the closure's own panic goes on).
+/// Finishes the tasks left at the end of a scope (`w` and `rest` are its): the slots
+/// above its base in `w`'s deque, then the overflow slots not joined; their panics go to
+/// `sink`. Never unwinds.
 #[cold]
 #[inline(never)]
-fn end_unwinding(w: &Worker, base: *const Slot) {
-    spawn::drain_to(w, w.owner().index_of(base), task::drop_panic);
+fn finish(w: &Worker, rest: &Rest, sink: &mut dyn FnMut(Panic)) {
+    spawn::drain_to(w, w.owner().index_of(rest.base), &mut *sink);
+    let list = rest.overflow.replace(ptr::null_mut());
+    if list.is_null() {
+        return;
+    }
+    // SAFETY: made by `Box::into_raw` in `overflow`; the scope ends, and its handles
+    // with it, so nothing else refers to it.
+    let list = unsafe { Box::from_raw(list) };
+    for slot in list.into_iter() {
+        // SAFETY: an overflow slot holds its job until its handle took it (and claimed
+        // the slot); nobody else sees it, and its job was put with the worker as context.
+        if let Some(p) = unsafe { slot.run_popped(w) } {
+            sink(p);
+        }
+    }
 }
 
-/// On the normal path the scope is forgotten after `end`.
+/// Ends a scope whose closure unwinds (or whose end re-raises a task's panic, after which
+/// this finds nothing left): its tasks finish first, and their panics are dropped (the
+/// closure's own panic goes on). On the normal path the scope is forgotten after `end`.
 impl Drop for Promises<'_> {
     #[inline(always)]
     fn drop(&mut self) {
-        end_unwinding(self.w, self.base);
+        finish(self.w, self.rest(), &mut task::drop_panic);
     }
 }
 
@@ -298,22 +357,11 @@ impl<R> Promise<'_, '_, R> {
     #[inline]
     pub fn join(self) -> R {
         let Promise {
-            scope,
-            slot,
-            join,
-            ready,
-            ..
+            scope, slot, join, ..
         } = self;
-        let open = &scope.open;
-        if let Some(r) = ready {
-            open.set(open.get() - 1);
-            return r;
-        }
-        let pop = scope.may_pop(slot);
-        // SAFETY: a pushed task's slot stays in use until this handle finishes it.
-        let (r, popped) = join(scope.w, unsafe { &*slot }, pop);
+        let (r, popped) = join(scope.w, slot, scope.may_pop(slot));
         if popped {
-            open.set(open.get() - 1);
+            scope.open.set(scope.open.get() - 1);
         }
         r
     }
@@ -323,14 +371,18 @@ impl Worker {
     /// Runs `op` with a [`Promises`] spawner. Every promise spawned in it has finished
     /// when this returns, including promises whose handles were leaked.
     ///
+    /// Not inlined: a recursion through promises then recurses through this function,
+    /// with the caller's own base case inlined into `op`. A `move` closure passes what it
+    /// captures in registers, and [`Promises::worker`] saves holding the worker twice.
+    ///
     /// ```
     /// fn fib(w: &heist::Worker, n: u64) -> u64 {
     ///     if n < 2 {
     ///         return n;
     ///     }
-    ///     w.promises(|s| {
+    ///     w.promises(move |s| {
     ///         let f = s.spawn(move |w| fib(w, n - 1));
-    ///         let y = fib(w, n - 2);
+    ///         let y = fib(s.worker(), n - 2);
     ///         f.join() + y
     ///     })
     /// }
@@ -339,12 +391,16 @@ impl Worker {
     /// ```
     #[inline(never)]
     pub fn promises<'w, T>(&'w self, op: impl FnOnce(&Promises<'w>) -> T) -> T {
+        let rest = Rest {
+            base: self.owner().head(),
+            overflow: Cell::new(ptr::null_mut()),
+        };
         let entered = self.frames().enter_scope();
         let scope = Promises {
             w: self,
-            base: self.owner().head(),
             id: entered.id(),
             open: Cell::new(0),
+            rest: &rest,
             _inv: PhantomData,
         };
         // Popped before the scope ends, also when `op` unwinds (moved here, the guard

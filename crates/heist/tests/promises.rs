@@ -141,13 +141,15 @@ fn large_promises_and_full_deques_work() {
     }
 }
 
-/// A promise spawned from an outer scope inside an inner one (or inside a scope body) runs
-/// at spawn, so that the inner scope's end cannot take its slot; its handle works as any.
+/// A promise spawned from an outer scope inside an inner one (or inside a scope body) goes
+/// to the outer scope's overflow, so that the inner scope's end cannot take its slot; its
+/// handle works as any, also when joined or dropped after the inner scope ended.
 #[test]
-fn an_outer_scope_spawning_inside_an_inner_one_runs_at_spawn() {
+fn an_outer_scope_spawning_inside_an_inner_one_goes_to_its_overflow() {
     for pool in pools() {
+        let ran = AtomicUsize::new(0);
         let r = pool.run(|w| {
-            w.promises(|outer| {
+            let r = w.promises(|outer| {
                 let a = outer.spawn(|_| 2u64);
                 let b = w.promises(|_inner| outer.spawn(|w| fib(w, 10)));
                 let c = w.scope(|_| outer.spawn(|_| 3u64));
@@ -156,8 +158,15 @@ fn an_outer_scope_spawning_inside_an_inner_one_runs_at_spawn() {
                     let y = outer.spawn(|_| 5u64);
                     x.join() + y.join()
                 });
+                drop(w.promises(|_| outer.spawn(|_| ran.fetch_add(1, Ordering::Relaxed))));
                 a.join() + b.join() + c.join() + d
-            })
+            });
+            assert_eq!(
+                ran.load(Ordering::Relaxed),
+                1,
+                "the dropped one ran by the end"
+            );
+            r
         });
         assert_eq!(r, 2 + 55 + 3 + 9);
     }
@@ -189,11 +198,11 @@ fn an_outer_handle_joined_inside_an_empty_inner_scope_leaves_the_inner_tasks_ins
     }
 }
 
-/// With the deque full a promise runs at spawn, as it would without a pool: its panic
-/// unwinds out of `spawn` (the code after it does not run), the scope finishes the task
-/// that holds the slot, and the panic reaches the caller of `promises`.
+/// With the deque full a promise goes to an overflow slot: it runs when joined (its
+/// panic re-raised there), or at the end of the scope if its handle was dropped or
+/// leaked (its panic then reaching the caller of `promises`).
 #[test]
-fn a_promise_run_at_spawn_unwinds_from_spawn_after_the_scope_finished_the_rest() {
+fn a_promise_the_full_deque_did_not_take_runs_when_joined_or_at_the_end() {
     for s in [Scheduler::Lace, Scheduler::Relay] {
         let pool = Pool::builder()
             .workers(2)
@@ -201,25 +210,45 @@ fn a_promise_run_at_spawn_unwinds_from_spawn_after_the_scope_finished_the_rest()
             .deque_capacity(1)
             .build()
             .unwrap();
-        let held_ran = AtomicUsize::new(0);
-        let after_spawn = AtomicUsize::new(0);
+        let ran = AtomicUsize::new(0);
         let r = pool.run(|w| {
+            w.promises(|f| {
+                let held = f.spawn(|_| 1u32);
+                let b = f.spawn(|_| ran.fetch_add(1, Ordering::Relaxed) as u32 + 10);
+                assert_eq!(
+                    ran.load(Ordering::Relaxed),
+                    0,
+                    "runs when joined, not at spawn"
+                );
+                drop(f.spawn(|_| ran.fetch_add(1, Ordering::Relaxed)));
+                std::mem::forget(f.spawn(|_| ran.fetch_add(1, Ordering::Relaxed)));
+                b.join() + held.join()
+            })
+        });
+        assert_eq!((r, ran.load(Ordering::Relaxed)), (11, 3), "{s:?}");
+        let leaked = pool.run(|w| {
             panic::catch_unwind(AssertUnwindSafe(|| {
                 w.promises(|f| {
-                    // Takes the one slot; its handle is joined by nobody but the scope.
-                    let held = f.spawn(|_| held_ran.fetch_add(1, Ordering::Relaxed));
-                    let b = f.spawn(|_| -> u32 { panic!("at spawn") });
-                    after_spawn.fetch_add(1, Ordering::Relaxed);
-                    b.join() as usize + held.join()
+                    let _held = f.spawn(|_| 1u32);
+                    std::mem::forget(f.spawn(|_| -> u32 { panic!("leaked overflow") }));
+                });
+            }))
+        });
+        let p = leaked.expect_err("the leaked promise's panic reaches promises()");
+        assert_eq!(p.downcast_ref::<&str>(), Some(&"leaked overflow"), "{s:?}");
+        let joined = pool.run(|w| {
+            panic::catch_unwind(AssertUnwindSafe(|| {
+                w.promises(|f| {
+                    let held = f.spawn(|_| 1u32);
+                    let b = f.spawn(|_| -> u32 { panic!("joined overflow") });
+                    let r = panic::catch_unwind(AssertUnwindSafe(|| b.join()));
+                    let p = r.expect_err("join re-raises");
+                    assert_eq!(p.downcast_ref::<&str>(), Some(&"joined overflow"));
+                    held.join()
                 })
             }))
         });
-        let p = r.expect_err("the panic reaches promises()");
-        assert_eq!(p.downcast_ref::<&str>(), Some(&"at spawn"), "{s:?}");
-        assert_eq!(held_ran.load(Ordering::Relaxed), 1, "{s:?}");
-        assert_eq!(after_spawn.load(Ordering::Relaxed), 0, "{s:?}");
-        let ok = pool.run(|w| w.promises(|f| f.spawn(|_| 1u32).join() + f.spawn(|_| 2).join()));
-        assert_eq!(ok, 3, "the pool works after the panic ({s:?})");
+        assert_eq!(joined.ok(), Some(1), "{s:?}");
     }
 }
 
