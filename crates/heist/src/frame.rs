@@ -12,8 +12,9 @@
 //!
 //! Spawned tasks sit in the deque like join branches (`crate::spawn`); frames that drain
 //! them record the deque's depth where they began (`Task`, `Slot`, `Scope`). Beside the
-//! stack, a worker keeps its innermost `Worker::scope` or `Worker::promises`, the one scope
-//! that may push promises (`Frames::enter_scope`): one load tells a promise whether it may.
+//! stack, a worker counts the `Worker::scope`s and `Worker::promises` it is inside; the
+//! count when a scope began names it while it is the innermost one, the one scope that may
+//! push promises (`Frames::enter_scope`): one load tells a promise whether it may.
 //!
 //! The barrier rule follows the task barrier of "Embracing Explicit Communication in
 //! Work-Stealing Runtime Systems" (Prell, §4.2), which allows barriers in the root task
@@ -85,21 +86,29 @@ impl BarrierWait {
 /// A worker's frame stack. Only its own thread touches it.
 pub(crate) struct Frames {
     stack: UnsafeCell<Vec<Frame>>,
-    /// The innermost `Worker::scope` or `Worker::promises`, by address, or null.
-    scope: Cell<*const ()>,
+    /// How many `Worker::scope`s and `Worker::promises` this worker is inside.
+    scopes: Cell<usize>,
 }
 
 /// Makes the scope it was entered for the innermost one until dropped, also on unwind.
 #[must_use = "the outer scope is innermost again when this guard drops"]
 pub(crate) struct ScopeEntered<'a> {
     frames: &'a Frames,
-    outer: *const (),
+    id: usize,
+}
+
+impl ScopeEntered<'_> {
+    /// The scope's name: `Frames::innermost_scope` while it is the innermost one.
+    #[inline(always)]
+    pub(crate) fn id(&self) -> usize {
+        self.id
+    }
 }
 
 impl Drop for ScopeEntered<'_> {
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
-        self.frames.scope.set(self.outer);
+        self.frames.scopes.set(self.id - 1);
     }
 }
 
@@ -126,20 +135,21 @@ impl Frames {
     pub(crate) fn new() -> Frames {
         Frames {
             stack: UnsafeCell::new(Vec::with_capacity(Self::RESERVE)),
-            scope: Cell::new(std::ptr::null()),
+            scopes: Cell::new(0),
         }
     }
 
-    /// Makes the scope `id` (a `Worker::scope` or `Worker::promises`, by address) the
-    /// innermost one until the guard drops. Scopes nest with the calls that make them, and
-    /// code taken up inside a wait cannot reach an outer scope (a `&Promises` is not
-    /// `Send`), so the innermost one is simply the last entered.
-    #[inline]
-    pub(crate) fn enter_scope(&self, id: *const ()) -> ScopeEntered<'_> {
-        ScopeEntered {
-            frames: self,
-            outer: self.scope.replace(id),
-        }
+    /// Makes a new scope (a `Worker::scope` or `Worker::promises`) the innermost one until
+    /// the guard drops. Scopes nest with the calls that make them, and code taken up inside
+    /// a wait cannot reach an outer scope (a `&Promises` is not `Send`), so the innermost
+    /// one is simply the last entered, and the count of scopes entered names it: no other
+    /// live scope of this worker has that count while it is innermost. A count, not an
+    /// address, so that a scope need not live in memory.
+    #[inline(always)]
+    pub(crate) fn enter_scope(&self) -> ScopeEntered<'_> {
+        let id = self.scopes.get() + 1;
+        self.scopes.set(id);
+        ScopeEntered { frames: self, id }
     }
 
     /// Pushes `frame` until the guard drops.
@@ -235,11 +245,11 @@ impl Frames {
         }
     }
 
-    /// The innermost `Worker::scope` or `Worker::promises`, by address, or null: only it
-    /// may push promises (`crate::promise`).
+    /// The name (`ScopeEntered::id`) of the innermost `Worker::scope` or
+    /// `Worker::promises`, or 0: only it may push promises (`crate::promise`).
     #[inline(always)]
-    pub(crate) fn innermost_scope(&self) -> *const () {
-        self.scope.get()
+    pub(crate) fn innermost_scope(&self) -> usize {
+        self.scopes.get()
     }
 
     /// Whether the innermost task this worker runs is a slot's, which drains what it
@@ -301,7 +311,7 @@ mod tests {
         let _r = f.enter(Frame::Root);
         assert!(f.at_root());
         {
-            let _s = f.enter_scope(8 as *const ());
+            let _s = f.enter_scope();
             assert!(f.at_root(), "a promises scope changes nothing");
         }
         let _w = f.enter(Frame::OtherPool);
@@ -343,20 +353,23 @@ mod tests {
     #[test]
     fn the_innermost_scope_is_the_last_entered_through_other_frames() {
         let f = Frames::new();
-        assert!(f.innermost_scope().is_null());
-        let _a = f.enter_scope(16 as *const ());
+        assert_eq!(f.innermost_scope(), 0);
+        let a = f.enter_scope();
+        assert_eq!(f.innermost_scope(), a.id());
         {
-            let _b = f.enter_scope(32 as *const ());
+            let b = f.enter_scope();
             let _t = f.enter(Frame::Task(0));
-            assert_eq!(f.innermost_scope(), 32 as *const ());
+            assert_ne!(a.id(), b.id());
+            assert_eq!(f.innermost_scope(), b.id());
         }
-        assert_eq!(f.innermost_scope(), 16 as *const ());
+        assert_eq!(f.innermost_scope(), a.id());
         let r = panic::catch_unwind(AssertUnwindSafe(|| {
-            let _c = f.enter_scope(64 as *const ());
+            let c = f.enter_scope();
+            assert_eq!(f.innermost_scope(), c.id());
             panic!("unwinds through a scope");
         }));
         assert!(r.is_err());
-        assert_eq!(f.innermost_scope(), 16 as *const ());
+        assert_eq!(f.innermost_scope(), a.id());
     }
 
     #[test]

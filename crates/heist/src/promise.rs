@@ -6,17 +6,28 @@
 //! (relay).
 //!
 //! Handles may be joined in any order. One whose slot is on top of the deque (the newest,
-//! once the newer ones were joined) is popped as `join` pops its branch. An older one is finished in place: if no thief has it, its
-//! owner takes the job out (taking its slot back from the shared part under Lace), runs
-//! it, and marks the slot claimed, so that the later pop (or a thief, should the slot be
-//! shared again) finds nothing to run; if a thief has it, the owner waits for it and
-//! marks the slot claimed once it has read the outcome.
+//! once the newer ones were joined) is popped as `join` pops its branch. An older one is
+//! finished in place: if no thief has it, its owner takes the job out (taking its slot
+//! back from the shared part under Lace), runs it, and marks the slot claimed, so that the
+//! later pop (or a thief, should the slot be shared again) finds nothing to run; if a
+//! thief has it, the owner waits for it and marks the slot claimed once it has read the
+//! outcome.
 //!
 //! Handles live inside [`Worker::promises`], which finishes whatever is left when its
 //! closure returns, so a handle that is dropped or leaked without being joined cannot
-//! outlive what its task borrows; its task's panic reaches the caller of `promises`. A
-//! full deque never fails a spawn: the task then runs at once, and its handle keeps the
-//! result.
+//! outlive what its task borrows; its task's panic reaches the caller of `promises`. The
+//! scope counts its handles that were not popped by their own join: when none are left,
+//! its end has nothing to drain. The count goes up at every spawn and down at every such
+//! join, so where the compiler sees both (a spawn and its join in one function) it is a
+//! constant, and the scope and its handles live in registers: that is what makes an
+//! unstolen promise cost about what a `join` costs.
+//!
+//! A full deque never fails a spawn, and a scope that is not the innermost one (its
+//! spawner used inside a nested scope's body) never pushes: such a task goes to a boxed
+//! slot of its own, the scope's overflow, and runs when its handle joins it or when the
+//! scope ends. Its handle holds the slot's address tagged in the low bit (a slot is
+//! cache-line aligned), so that it never passes the pop's check and the handle needs no
+//! other field to tell the two apart.
 
 use crate::sched::Schedule;
 use crate::spawn;
@@ -25,32 +36,37 @@ use crate::worker::Worker;
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::mem;
-use std::panic::{self, AssertUnwindSafe};
+use std::panic;
 use std::ptr;
 use std::sync::atomic::Ordering::Acquire;
 
 /// Spawns promises inside [`Worker::promises`].
 pub struct Promises<'w> {
     w: &'w Worker,
-    /// The deque's `head` when the scope began; its tasks occupy the slots from there.
-    base: *const Slot,
-    /// Panics for the end of the scope, once there are any (null until then, so that a
-    /// scope without panics only tests one word at its end).
-    trouble: Cell<*mut Trouble>,
+    /// The scope's name among its worker's scopes (`Frames::enter_scope`): it may push
+    /// while that is the innermost one. A name, not an address, so that the scope need not
+    /// live in memory.
+    id: usize,
+    /// Handles spawned and not popped by their own join: unjoined ones, ones finished in
+    /// place or after a steal, whose slots the end drains, and overflow ones.
+    open: Cell<usize>,
+    /// What only the scope's slow paths read: a local of `Worker::promises`, which
+    /// outlives the scope, kept in memory so that it holds no register on the fast path.
+    rest: *const Rest,
     /// Invariant in `'w`, so tasks cannot borrow anything that dies inside the scope.
     _inv: PhantomData<&'w mut &'w ()>,
 }
 
-/// The panics a scope keeps for its end.
-#[derive(Default)]
-struct Trouble {
-    /// The first panic of a promise whose handle was not joined.
-    first: Option<Panic>,
-    /// Panics of tasks that ran at spawn, by the id their handle holds: kept here, not in
-    /// the handle, so that a leaked handle's panic still reaches the end of the scope.
-    ready: Vec<(u32, Panic)>,
-    next_id: u32,
+/// What only a scope's slow paths read.
+struct Rest {
+    /// The deque's `head` when the scope began; its tasks occupy the slots from there.
+    base: *const Slot,
+    overflow: Overflow,
 }
+
+/// Boxed slots of tasks the deque did not take, made on first use; run (or claimed by
+/// their join) and freed at the end of the scope.
+type Overflow = Cell<*mut Vec<Box<Slot>>>;
 
 /// The handle of a spawned task; [`Promise::join`] waits for its result.
 ///
@@ -59,52 +75,63 @@ struct Trouble {
 /// its panic.
 pub struct Promise<'f, 'w, R> {
     scope: &'f Promises<'w>,
-    /// The scope's worker, held here too: a join that read it from the scope would load
-    /// it from memory after the task's call, and every step of the pop would wait for it.
-    w: &'w Worker,
-    /// The task's slot, or null if it ran at spawn.
+    /// The task's slot in the deque, or its overflow slot tagged in the low bit.
     slot: *const Slot,
     join: JoinFn<R>,
-    /// The outcome of a task that ran at spawn (full deque, or not spawned from the
-    /// innermost scope): its result, or the id of its panic in the scope's `Trouble`.
-    ready: Option<Result<R, u32>>,
     _slot: PhantomData<&'w Slot>,
 }
 
-/// How a handle finishes its pushed task: on top of the innermost scope (pop it), or in
-/// place.
-type JoinFn<R> = fn(&Worker, &Slot, bool) -> R;
+/// How a handle finishes its task: on top of the innermost scope (pop it), in place, or
+/// in its overflow slot. Returns the result and whether the slot was popped by the fast
+/// path (if not, the scope's end drains the deque to its base).
+type JoinFn<R> = fn(&Worker, *const Slot, bool) -> (R, bool);
 
-/// The `join` of a handle whose task ran at spawn.
-fn never_pushed<R>(_: &Worker, _: &Slot, _: bool) -> R {
-    unreachable!("a task that ran at spawn has no slot")
-}
+/// The low bit of an overflow slot's address in its handle.
+const OVERFLOW_TAG: usize = 1;
 
 /// Finishes the task in `slot`, put with `B` and `R`: a task on top of the deque, of the
 /// innermost scope, is popped like a `join` branch, any other is finished in place.
 #[inline(always)]
-fn join_pushed<B, R>(w: &Worker, slot: &Slot, on_top: bool) -> R
+fn join_pushed<B, R>(w: &Worker, slot: *const Slot, on_top: bool) -> (R, bool)
 where
     B: FnOnce(&Worker) -> R + Send,
     R: Send,
 {
-    if on_top && w.owner().try_pop_private(slot) {
+    // SAFETY (of `&*slot`): on top, `slot` is `head - 1`, an untagged slot of the deque,
+    // in use until this handle finishes it.
+    if on_top && w.owner().try_pop_private(unsafe { &*slot }) {
         // SAFETY: popped privately, so the slot still holds the `B` that `spawn` put.
-        let job = unsafe { slot.take::<B, R>() };
-        return job(w);
+        let job = unsafe { (*slot).take::<B, R>() };
+        return (job(w), true);
     }
-    join_slow::<B, R>(w, slot, on_top)
+    (join_slow::<B, R>(w, slot, on_top), false)
 }
 
-/// `join_pushed` off the fast path: spawned tasks above the slot, a thief, a request, or
-/// an out-of-order join.
+/// `join_pushed` off the fast path: spawned tasks above the slot, a thief, a request, an
+/// out-of-order join, or an overflow slot.
 #[cold]
 #[inline(never)]
-fn join_slow<B, R>(w: &Worker, slot: &Slot, on_top: bool) -> R
+fn join_slow<B, R>(w: &Worker, slot: *const Slot, on_top: bool) -> R
 where
     B: FnOnce(&Worker) -> R + Send,
     R: Send,
 {
+    if slot.addr() & OVERFLOW_TAG != 0 {
+        // SAFETY: the scope keeps its overflow slots until it ends, which this handle
+        // cannot outlive; only this handle takes the job out of this one.
+        let slot = unsafe { &*slot.wrapping_byte_sub(OVERFLOW_TAG) };
+        // SAFETY: nobody else sees an overflow slot; it holds the `B` that `spawn` put,
+        // unless its handle took it, and the handle is consumed by this join. Claimed
+        // before the job runs, so that the end of the scope finds nothing to run.
+        let job = unsafe {
+            let job = slot.take::<B, R>();
+            slot.claim();
+            job
+        };
+        return job(w);
+    }
+    // SAFETY: an untagged slot of the deque, in use until this handle finishes it.
+    let slot = unsafe { &*slot };
     if on_top {
         return w.sync::<B, R>(slot);
     }
@@ -115,12 +142,13 @@ where
 }
 
 /// `join_pushed` for a task whose job and result were boxed.
-fn join_boxed<B, R>(w: &Worker, slot: &Slot, on_top: bool) -> R
+fn join_boxed<B, R>(w: &Worker, slot: *const Slot, on_top: bool) -> (R, bool)
 where
     B: FnOnce(&Worker) -> Box<R> + Send,
     R: Send,
 {
-    *join_pushed::<B, Box<R>>(w, slot, on_top)
+    let (r, popped) = join_pushed::<B, Box<R>>(w, slot, on_top);
+    (*r, popped)
 }
 
 /// Finishes a task that is not on top: runs it here if no thief has it, else waits for
@@ -153,66 +181,55 @@ where
 }
 
 impl<'w> Promises<'w> {
-    fn id(&self) -> *const () {
-        self as *const Promises<'w> as *const ()
+    /// The worker this scope runs on (the one `Worker::promises` was called on). Code in
+    /// the scope that uses it, rather than a worker captured from outside, holds one
+    /// reference where it would otherwise hold two.
+    #[inline(always)]
+    pub fn worker(&self) -> &'w Worker {
+        self.w
     }
 
     /// Whether this is the innermost scope of its worker, which alone may push.
     #[inline(always)]
     fn is_innermost(&self) -> bool {
-        ptr::eq(self.w.frames().innermost_scope(), self.id())
+        self.w.frames().innermost_scope() == self.id
     }
 
     /// Spawns `f`; it may run on another worker until the handle is joined.
     ///
     /// Called where this is not the innermost scope of its worker (inside a nested
-    /// [`Worker::promises`] or [`Worker::scope`] body), or with the deque full, `f` runs
-    /// at once and the handle keeps its result.
+    /// [`Worker::promises`] or [`Worker::scope`] body), or with the deque full, `f` goes to
+    /// a boxed slot of the scope's own and runs when the handle is joined (or when the
+    /// scope ends).
     #[inline]
     pub fn spawn<'f, F, R>(&'f self, f: F) -> Promise<'f, 'w, R>
     where
         F: FnOnce(&Worker) -> R + Send + 'w,
         R: Send + 'w,
     {
-        let w = self.w;
         if !task::fits::<F, R>() {
             return self.spawn_boxed(f);
         }
         let pushed = if self.is_innermost() {
-            w.push_task::<F, R>(f)
+            self.w.push_task::<F, R>(f)
         } else {
             Err(f)
         };
-        match pushed {
-            Ok(slot) => self.pushed(slot, join_pushed::<F, R>),
-            Err(f) => self.ran(self.run_at_spawn(f), join_pushed::<F, R>),
-        }
+        let slot = match pushed {
+            Ok(slot) => slot as *const Slot,
+            Err(f) => overflow::<F, R>(&self.rest().overflow, f),
+        };
+        self.handle(slot, join_pushed::<F, R>)
     }
 
-    /// The handle of a task that ran at spawn. (The cold paths return the outcome, not
-    /// the handle, so that the handle stays out of memory on the hot path; `join` is the
-    /// one the pushed path stores, never called here, so that the call stays direct.)
+    /// A handle, counted open until its join pops its slot.
     #[inline(always)]
-    fn ran<'f, R>(&'f self, out: Result<R, u32>, join: JoinFn<R>) -> Promise<'f, 'w, R> {
+    fn handle<'f, R>(&'f self, slot: *const Slot, join: JoinFn<R>) -> Promise<'f, 'w, R> {
+        self.open.set(self.open.get() + 1);
         Promise {
             scope: self,
-            w: self.w,
-            slot: ptr::null(),
-            join,
-            ready: Some(out),
-            _slot: PhantomData,
-        }
-    }
-
-    /// The handle of a task pushed into `slot`.
-    #[inline(always)]
-    fn pushed<'f, R>(&'f self, slot: *const Slot, join: JoinFn<R>) -> Promise<'f, 'w, R> {
-        Promise {
-            scope: self,
-            w: self.w,
             slot,
             join,
-            ready: None,
             _slot: PhantomData,
         }
     }
@@ -225,10 +242,6 @@ impl<'w> Promises<'w> {
         R: Send + 'w,
     {
         let f = Box::new(f);
-        if !self.is_innermost() {
-            let out = self.run_at_spawn(move |w: &Worker| f(w));
-            return self.ran(out, never_pushed::<R>);
-        }
         self.push_boxed(move |w: &Worker| Box::new(f(w)))
     }
 
@@ -237,105 +250,94 @@ impl<'w> Promises<'w> {
         B: FnOnce(&Worker) -> Box<R> + Send + 'w,
         R: Send + 'w,
     {
-        match self.w.push_task::<B, Box<R>>(job) {
-            Ok(slot) => self.pushed(slot, join_boxed::<B, R>),
-            Err(job) => self.ran(self.run_at_spawn(move |w| *job(w)), join_boxed::<B, R>),
-        }
+        let pushed = if self.is_innermost() {
+            self.w.push_task::<B, Box<R>>(job)
+        } else {
+            Err(job)
+        };
+        let slot = match pushed {
+            Ok(slot) => slot as *const Slot,
+            Err(job) => overflow::<B, Box<R>>(&self.rest().overflow, job),
+        };
+        self.handle(slot, join_boxed::<B, R>)
     }
 
-    /// Runs a task at spawn: its result, or the id of its panic, kept in the scope. Inline,
-    /// so that its result is not written through a pointer into the handle (which would
-    /// keep the handle in memory on the hot path too).
+    /// Whether the handle of `slot` may pop it: it is the top of the deque, and this scope
+    /// is the innermost one, so that popping it pops nothing of another scope (an inner
+    /// scope may not have pushed yet: its base is then just above `slot`). Otherwise the
+    /// task is finished in place: newer handles of the scope not joined yet, spawned tasks
+    /// or claimed slots lie above it.
     #[inline(always)]
-    fn run_at_spawn<F, R>(&self, f: F) -> Result<R, u32>
-    where
-        F: FnOnce(&Worker) -> R,
-    {
-        panic::catch_unwind(AssertUnwindSafe(|| f(self.w))).map_err(|p| self.keep_ready(p))
+    fn may_pop(&self, slot: *const Slot) -> bool {
+        ptr::eq(self.w.owner().head(), slot.wrapping_add(1)) && self.is_innermost()
     }
 
-    /// Keeps the panic of a task that ran at spawn; returns its id.
-    #[cold]
-    #[inline(never)]
-    fn keep_ready(&self, p: Panic) -> u32 {
-        let t = self.trouble();
-        let id = t.next_id;
-        t.next_id += 1;
-        t.ready.push((id, p));
-        id
-    }
-
-    /// The scope's panics, made on first use.
-    #[allow(clippy::mut_from_ref)]
-    fn trouble(&self) -> &mut Trouble {
-        if self.trouble.get().is_null() {
-            self.trouble.set(Box::into_raw(Box::default()));
-        }
-        // SAFETY: made above and freed only by `take_trouble`; a scope is used by its own
-        // thread alone (it is not `Sync`), and no caller keeps the reference across a call
-        // that could reach this again.
-        unsafe { &mut *self.trouble.get() }
-    }
-
-    /// Takes the scope's panics, if any, leaving none.
-    fn take_trouble(&self) -> Option<Box<Trouble>> {
-        let t = self.trouble.replace(ptr::null_mut());
-        // SAFETY: `t` came from `Box::into_raw` in `trouble` and is owned by the scope.
-        (!t.is_null()).then(|| unsafe { Box::from_raw(t) })
-    }
-
-    /// The panic of the task of handle `id`, which ran at spawn.
-    fn take_ready(&self, id: u32) -> Panic {
-        let ready = &mut self.trouble().ready;
-        let i = ready.iter().position(|&(s, _)| s == id);
-        ready
-            .swap_remove(i.expect("a panicked task left its panic"))
-            .1
-    }
-
-    /// Keeps the first panic of a promise whose handle was not joined.
-    fn record(&self, p: Panic) {
-        task::keep_first(&mut self.trouble().first, p);
-    }
-
-    /// Whether the handle of `slot` may pop it: it is the top of `w`'s deque (`w` is this
-    /// scope's worker), and this scope is the innermost one, so that popping it pops
-    /// nothing of another scope (an inner scope may not have pushed yet: its base is then
-    /// just above `slot`). Otherwise the task is finished in place: newer handles of the
-    /// scope not joined yet, spawned tasks or claimed slots lie above it.
+    /// The scope's base and overflow slots.
     #[inline(always)]
-    fn may_pop(&self, w: &Worker, slot: *const Slot) -> bool {
-        ptr::eq(w.owner().head(), slot.wrapping_add(1))
-            && ptr::eq(w.frames().innermost_scope(), self.id())
+    fn rest(&self) -> &Rest {
+        // SAFETY: `rest` points to a local of `Worker::promises` that outlives the scope
+        // (declared before it).
+        unsafe { &*self.rest }
     }
 
-    /// The deque depth where the scope began.
-    fn depth(&self) -> u32 {
-        self.w.owner().index_of(self.base)
-    }
-
-    /// Ends the scope after its closure returned `out`; `w` is its worker.
+    /// Ends the scope after its closure returned `out`.
     #[inline(always)]
-    fn end<T>(&self, w: &Worker, out: T) -> T {
-        if w.owner().head() != self.base || !self.trouble.get().is_null() {
-            return self.end_slow(out);
+    fn end<T>(&self, out: T) -> T {
+        if self.open.get() != 0 {
+            let mut first = None;
+            finish(self.w, self.rest(), &mut |p| {
+                task::keep_first(&mut first, p)
+            });
+            return task::resume_first(Ok(out), first);
         }
         out
     }
+}
 
-    /// The end of a scope with tasks left (unjoined handles, or spawned tasks) or panics.
-    #[cold]
-    #[inline(never)]
-    fn end_slow<T>(&self, out: T) -> T {
-        spawn::drain_to(self.w, self.depth(), |p| self.record(p));
-        let Some(t) = self.take_trouble() else {
-            return out;
-        };
-        let mut first = t.first;
-        for (_, p) in t.ready {
-            task::keep_first(&mut first, p);
+/// Puts `job` (put with `R`) into a new overflow slot of the scope whose overflow is
+/// `overflow`; returns its tagged address.
+#[cold]
+#[inline(never)]
+fn overflow<B, R>(overflow: &Overflow, job: B) -> *const Slot
+where
+    B: FnOnce(&Worker) -> R + Send,
+    R: Send,
+{
+    debug_assert!(task::fits::<B, R>());
+    let slot = Box::new(Slot::new());
+    // SAFETY: a new slot that no deque holds, so nobody else sees it; `fits::<B, R>()`
+    // holds (`spawn` boxes the job otherwise).
+    unsafe { slot.put::<Worker, B, R>(job) };
+    let at = &*slot as *const Slot;
+    if overflow.get().is_null() {
+        overflow.set(Box::into_raw(Box::default()));
+    }
+    // SAFETY: made above by `Box::into_raw` and freed only by `finish` at the end of the
+    // scope; only the scope's thread touches it, and no other reference to it is alive.
+    unsafe { (*overflow.get()).push(slot) };
+    at.wrapping_byte_add(OVERFLOW_TAG)
+}
+
+/// Finishes the tasks left at the end of a scope (`w` and `rest` are its): the slots
+/// above its base in `w`'s deque, then the overflow slots not joined; their panics go to
+/// `sink`. Never unwinds.
+#[cold]
+#[inline(never)]
+fn finish(w: &Worker, rest: &Rest, sink: &mut dyn FnMut(Panic)) {
+    spawn::drain_to(w, w.owner().index_of(rest.base), &mut *sink);
+    let list = rest.overflow.replace(ptr::null_mut());
+    if list.is_null() {
+        return;
+    }
+    // SAFETY: made by `Box::into_raw` in `overflow`; the scope ends, and its handles
+    // with it, so nothing else refers to it.
+    let list = unsafe { Box::from_raw(list) };
+    for slot in list.into_iter() {
+        // SAFETY: an overflow slot holds its job until its handle took it (and claimed
+        // the slot); nobody else sees it, and its job was put with the worker as context.
+        if let Some(p) = unsafe { slot.run_popped(w) } {
+            sink(p);
         }
-        task::resume_first(Ok(out), first)
     }
 }
 
@@ -343,12 +345,9 @@ impl<'w> Promises<'w> {
 /// this finds nothing left): its tasks finish first, and their panics are dropped (the
 /// closure's own panic goes on). On the normal path the scope is forgotten after `end`.
 impl Drop for Promises<'_> {
+    #[inline(always)]
     fn drop(&mut self) {
-        spawn::drain_to(self.w, self.depth(), task::drop_panic);
-        if let Some(t) = self.take_trouble() {
-            t.first.into_iter().for_each(task::drop_panic);
-            t.ready.into_iter().for_each(|(_, p)| task::drop_panic(p));
-        }
+        finish(self.w, self.rest(), &mut task::drop_panic);
     }
 }
 
@@ -358,23 +357,13 @@ impl<R> Promise<'_, '_, R> {
     #[inline]
     pub fn join(self) -> R {
         let Promise {
-            scope,
-            w,
-            slot,
-            join,
-            ready,
-            ..
+            scope, slot, join, ..
         } = self;
-        if !slot.is_null() {
-            // SAFETY: a pushed task's slot stays in use until this handle finishes it.
-            let pop = scope.may_pop(w, slot);
-            return join(w, unsafe { &*slot }, pop);
+        let (r, popped) = join(scope.w, slot, scope.may_pop(slot));
+        if popped {
+            scope.open.set(scope.open.get() - 1);
         }
-        match ready {
-            Some(Ok(r)) => r,
-            Some(Err(id)) => panic::resume_unwind(scope.take_ready(id)),
-            None => unreachable!("a handle without a slot has its outcome"),
-        }
+        r
     }
 }
 
@@ -382,33 +371,44 @@ impl Worker {
     /// Runs `op` with a [`Promises`] spawner. Every promise spawned in it has finished
     /// when this returns, including promises whose handles were leaked.
     ///
+    /// Not inlined: a recursion through promises then recurses through this function,
+    /// with the caller's own base case inlined into `op`. A `move` closure passes what it
+    /// captures in registers, and [`Promises::worker`] saves holding the worker twice.
+    ///
     /// ```
     /// fn fib(w: &heist::Worker, n: u64) -> u64 {
     ///     if n < 2 {
     ///         return n;
     ///     }
-    ///     w.promises(|s| {
+    ///     w.promises(move |s| {
     ///         let f = s.spawn(move |w| fib(w, n - 1));
-    ///         let y = fib(w, n - 2);
+    ///         let y = fib(s.worker(), n - 2);
     ///         f.join() + y
     ///     })
     /// }
     /// let pool = heist::Pool::builder().workers(2).build().unwrap();
     /// assert_eq!(pool.run(|w| fib(w, 20)), 6765);
     /// ```
-    #[inline]
+    #[inline(never)]
     pub fn promises<'w, T>(&'w self, op: impl FnOnce(&Promises<'w>) -> T) -> T {
+        let rest = Rest {
+            base: self.owner().head(),
+            overflow: Cell::new(ptr::null_mut()),
+        };
+        let entered = self.frames().enter_scope();
         let scope = Promises {
             w: self,
-            base: self.owner().head(),
-            trouble: Cell::new(ptr::null_mut()),
+            id: entered.id(),
+            open: Cell::new(0),
+            rest: &rest,
             _inv: PhantomData,
         };
-        // Popped before the scope ends, also when `op` unwinds (the guard drops first).
-        let entered = self.frames().enter_scope(scope.id());
+        // Popped before the scope ends, also when `op` unwinds (moved here, the guard
+        // drops before the scope).
+        let entered = entered;
         let out = op(&scope);
         drop(entered);
-        let out = scope.end(self, out);
+        let out = scope.end(out);
         mem::forget(scope);
         out
     }

@@ -260,9 +260,8 @@ impl Worker {
         let shared = Shared::new(self.registry(), Some(self));
         let view = Scope::view(&shared, Some(self));
         let base = self.owner().depth();
-        let id = &shared as *const Shared as *const ();
         let entered = self.frames().enter(Frame::Scope(base));
-        let innermost = self.frames().enter_scope(id);
+        let innermost = self.frames().enter_scope();
         let out = panic::catch_unwind(AssertUnwindSafe(|| op(&view)));
         // Cannot unwind (see `Worker::run_taken`), so no task outlives the scope.
         spawn::drain_to(self, base, task::drop_panic);

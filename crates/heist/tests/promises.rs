@@ -141,13 +141,15 @@ fn large_promises_and_full_deques_work() {
     }
 }
 
-/// A promise spawned from an outer scope inside an inner one (or inside a scope body) runs
-/// at spawn, so that the inner scope's end cannot take its slot; its handle works as any.
+/// A promise spawned from an outer scope inside an inner one (or inside a scope body) goes
+/// to the outer scope's overflow, so that the inner scope's end cannot take its slot; its
+/// handle works as any, also when joined or dropped after the inner scope ended.
 #[test]
-fn an_outer_scope_spawning_inside_an_inner_one_runs_at_spawn() {
+fn an_outer_scope_spawning_inside_an_inner_one_goes_to_its_overflow() {
     for pool in pools() {
+        let ran = AtomicUsize::new(0);
         let r = pool.run(|w| {
-            w.promises(|outer| {
+            let r = w.promises(|outer| {
                 let a = outer.spawn(|_| 2u64);
                 let b = w.promises(|_inner| outer.spawn(|w| fib(w, 10)));
                 let c = w.scope(|_| outer.spawn(|_| 3u64));
@@ -156,8 +158,15 @@ fn an_outer_scope_spawning_inside_an_inner_one_runs_at_spawn() {
                     let y = outer.spawn(|_| 5u64);
                     x.join() + y.join()
                 });
+                drop(w.promises(|_| outer.spawn(|_| ran.fetch_add(1, Ordering::Relaxed))));
                 a.join() + b.join() + c.join() + d
-            })
+            });
+            assert_eq!(
+                ran.load(Ordering::Relaxed),
+                1,
+                "the dropped one ran by the end"
+            );
+            r
         });
         assert_eq!(r, 2 + 55 + 3 + 9);
     }
@@ -189,10 +198,11 @@ fn an_outer_handle_joined_inside_an_empty_inner_scope_leaves_the_inner_tasks_ins
     }
 }
 
-/// With the deque full a promise runs at spawn; a leaked handle of one that panicked still
-/// hands its panic to the caller of `promises`, and a joined one re-raises it.
+/// With the deque full a promise goes to an overflow slot: it runs when joined (its
+/// panic re-raised there), or at the end of the scope if its handle was dropped or
+/// leaked (its panic then reaching the caller of `promises`).
 #[test]
-fn a_promise_run_at_spawn_keeps_its_panic_when_leaked_or_joined() {
+fn a_promise_the_full_deque_did_not_take_runs_when_joined_or_at_the_end() {
     for s in [Scheduler::Lace, Scheduler::Relay] {
         let pool = Pool::builder()
             .workers(2)
@@ -200,29 +210,77 @@ fn a_promise_run_at_spawn_keeps_its_panic_when_leaked_or_joined() {
             .deque_capacity(1)
             .build()
             .unwrap();
+        let ran = AtomicUsize::new(0);
+        let r = pool.run(|w| {
+            w.promises(|f| {
+                let held = f.spawn(|_| 1u32);
+                let b = f.spawn(|_| ran.fetch_add(1, Ordering::Relaxed) as u32 + 10);
+                assert_eq!(
+                    ran.load(Ordering::Relaxed),
+                    0,
+                    "runs when joined, not at spawn"
+                );
+                drop(f.spawn(|_| ran.fetch_add(1, Ordering::Relaxed)));
+                std::mem::forget(f.spawn(|_| ran.fetch_add(1, Ordering::Relaxed)));
+                b.join() + held.join()
+            })
+        });
+        assert_eq!((r, ran.load(Ordering::Relaxed)), (11, 3), "{s:?}");
         let leaked = pool.run(|w| {
             panic::catch_unwind(AssertUnwindSafe(|| {
                 w.promises(|f| {
-                    // Takes the one slot; dropped while the leaked handle is newer, so the
-                    // scope's end finishes it.
                     let _held = f.spawn(|_| 1u32);
-                    std::mem::forget(f.spawn(|_| -> u32 { panic!("leaked at spawn") }));
+                    std::mem::forget(f.spawn(|_| -> u32 { panic!("leaked overflow") }));
                 });
             }))
         });
         let p = leaked.expect_err("the leaked promise's panic reaches promises()");
-        assert_eq!(p.downcast_ref::<&str>(), Some(&"leaked at spawn"), "{s:?}");
+        assert_eq!(p.downcast_ref::<&str>(), Some(&"leaked overflow"), "{s:?}");
         let joined = pool.run(|w| {
             panic::catch_unwind(AssertUnwindSafe(|| {
                 w.promises(|f| {
                     let held = f.spawn(|_| 1u32);
-                    let b = f.spawn(|_| -> u32 { panic!("joined at spawn") });
-                    let r = b.join();
-                    r + held.join()
+                    let b = f.spawn(|_| -> u32 { panic!("joined overflow") });
+                    let r = panic::catch_unwind(AssertUnwindSafe(|| b.join()));
+                    let p = r.expect_err("join re-raises");
+                    assert_eq!(p.downcast_ref::<&str>(), Some(&"joined overflow"));
+                    held.join()
                 })
             }))
         });
-        let p = joined.expect_err("join re-raises");
-        assert_eq!(p.downcast_ref::<&str>(), Some(&"joined at spawn"), "{s:?}");
+        assert_eq!(joined.ok(), Some(1), "{s:?}");
+    }
+}
+
+/// A promise task that leaves detached tasks in the deque: they are no promises of the
+/// scope, which ends without draining them; they still run once (before the barrier), and
+/// an outer handle whose slot lies below them still joins.
+#[test]
+fn detached_tasks_left_above_a_scope_run_once_and_outer_handles_join() {
+    for pool in pools() {
+        let ran = std::sync::Arc::new(AtomicUsize::new(0));
+        let r = pool.run(|w| {
+            let v = w.promises(|outer| {
+                let a = outer.spawn(|w| fib(w, 6));
+                let x = w.promises(|inner| {
+                    let ran = std::sync::Arc::clone(&ran);
+                    let h = inner.spawn(move |w| {
+                        for _ in 0..3 {
+                            let ran = std::sync::Arc::clone(&ran);
+                            w.spawn_detached(move |_| {
+                                ran.fetch_add(1, Ordering::Relaxed);
+                            });
+                        }
+                        fib(w, 5)
+                    });
+                    h.join()
+                });
+                x + a.join()
+            });
+            w.barrier();
+            v
+        });
+        assert_eq!(r, 5 + 8, "{pool:?}");
+        assert_eq!(ran.load(Ordering::Relaxed), 3, "{pool:?}");
     }
 }

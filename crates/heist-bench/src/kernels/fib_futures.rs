@@ -48,14 +48,15 @@ pub(super) fn parse_n(kernel: &str, size: &str) -> Result<u32, String> {
     Ok(crate::bench::count(kernel, size, "n", 0, 93)? as u32)
 }
 
-/// fib(n), the `n-1` call spawned as a promise.
+/// fib(n), the `n-1` call spawned as a promise, written as `Worker::promises` recommends
+/// (a `move` closure, the scope's own worker).
 pub fn fib_futures(w: &heist::Worker, n: u32) -> u64 {
     if n < 2 {
         return u64::from(n);
     }
-    w.promises(|s| {
+    w.promises(move |s| {
         let a = s.spawn(move |w| fib_futures(w, n - 1));
-        let b = fib_futures(w, n - 2);
+        let b = fib_futures(s.worker(), n - 2);
         a.join() + b
     })
 }
