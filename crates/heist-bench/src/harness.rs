@@ -13,8 +13,8 @@ use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
 use std::time::Instant;
 
-/// How many runs to make, and whether to collect heist's counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How many runs to make, and what to collect besides the times.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Options {
     /// Timed runs per runtime.
     pub runs: usize,
@@ -22,6 +22,8 @@ pub struct Options {
     pub warmup: usize,
     /// Collect heist's per-worker counters around each timed run (heist runtimes only).
     pub stats: bool,
+    /// Measure how far each timed run raises the peak resident set (see [`crate::rss`]).
+    pub rss: bool,
 }
 
 /// A `--size` argument: a named class, or a value handed to the kernel as is.
@@ -129,6 +131,8 @@ pub struct Measured {
     /// `rayon-best`: the median seconds of each `with_max_len` swept, in [`MAX_LENS`]
     /// order; the fastest is the one its timed runs used.
     pub sweep: Option<Vec<(usize, f64)>>,
+    /// With `--rss`: the largest rise of the peak resident set over a timed run, in KiB.
+    pub rss_growth_kib: Option<u64>,
 }
 
 impl Measured {
@@ -140,6 +144,7 @@ impl Measured {
             error: None,
             stats: None,
             sweep: None,
+            rss_growth_kib: None,
         }
     }
 
@@ -186,7 +191,7 @@ pub fn measure(
     for _ in 0..opts.runs {
         for (rt, m) in runtimes.iter().zip(&mut out) {
             if m.error.is_none() {
-                timed_run(inst, rt, m, opts.stats);
+                timed_run(inst, rt, m, *opts);
             }
             tick(rt.kind());
         }
@@ -212,7 +217,7 @@ pub fn sweep_max_len(inst: &mut dyn Instance, rt: &Runtime, runs: usize, m: &mut
             if trial.error.is_some() || trial.times.first().is_some_and(|&t| t > 2.0 * best) {
                 break;
             }
-            timed_run(inst, rt, &mut trial, false);
+            timed_run(inst, rt, &mut trial, Options::default());
         }
         if let Some(e) = trial.error {
             m.error = Some(format!("with_max_len({len}): {e}"));
@@ -240,23 +245,33 @@ fn warmup_run(inst: &mut dyn Instance, rt: &Runtime, m: &mut Measured) {
     }
 }
 
-fn timed_run(inst: &mut dyn Instance, rt: &Runtime, m: &mut Measured, stats: bool) {
-    let pool = rt.heist_pool().filter(|_| stats);
+fn timed_run(inst: &mut dyn Instance, rt: &Runtime, m: &mut Measured, opts: Options) {
+    let pool = rt.heist_pool().filter(|_| opts.stats);
     let timed = guarded(|| {
         inst.reset();
         if let Some(p) = pool {
             p.reset_stats();
         }
-        let t0 = Instant::now();
-        inst.run(rt);
-        let t = t0.elapsed();
-        (t, pool.map(|p| p.stats()))
+        let mut run = || {
+            let t0 = Instant::now();
+            inst.run(rt);
+            t0.elapsed()
+        };
+        let (t, rss) = if opts.rss {
+            crate::rss::peak_growth(run)
+        } else {
+            (run(), None)
+        };
+        (t, rss, pool.map(|p| p.stats()))
     });
-    let (t, counters) = match timed {
+    let (t, rss, counters) = match timed {
         Ok(r) => r,
         Err(p) => return m.error = Some(format!("panicked in run: {p}")),
     };
     m.times.push(t.as_secs_f64());
+    if let Some(kib) = rss {
+        m.rss_growth_kib = Some(m.rss_growth_kib.map_or(kib, |k| k.max(kib)));
+    }
     if let Some(c) = counters {
         m.add_stats(&c);
     }
@@ -320,6 +335,10 @@ pub struct RuntimeResult {
     /// the fastest.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_len_sweep: Option<Vec<(usize, f64)>>,
+    /// With `--rss`: the largest rise of the peak resident set over one timed run, in
+    /// KiB.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_rss_growth_kib: Option<u64>,
 }
 
 /// The report of one benchmark: the JSON object of `run --json`.
@@ -335,6 +354,9 @@ pub struct BenchReport {
     pub warmup: usize,
     /// One entry per runtime, in run order.
     pub results: Vec<RuntimeResult>,
+    /// With `--rss`: how far building the kernel's input raised the resident set, in KiB.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_rss_kib: Option<u64>,
 }
 
 impl BenchReport {
@@ -358,6 +380,7 @@ impl BenchReport {
             workers,
             warmup,
             results,
+            input_rss_kib: None,
         }
     }
 
@@ -403,6 +426,7 @@ fn result_row(m: &Measured, seq: Option<f64>, rayon: Option<f64>) -> RuntimeResu
         ratio_vs_rayon: rayon.zip(median).map(|(r, t)| t / r),
         stats,
         max_len_sweep: m.sweep.clone(),
+        peak_rss_growth_kib: m.rss_growth_kib,
     }
 }
 
@@ -485,6 +509,7 @@ pub fn render_run(r: &BenchReport) -> String {
             out += &render_sweep(&res.runtime, sweep);
         }
     }
+    out += &render_rss(r);
     for res in &r.results {
         if let Some(s) = &res.stats {
             out += &format!(
@@ -495,6 +520,39 @@ pub fn render_run(r: &BenchReport) -> String {
         }
     }
     out
+}
+
+/// With `--rss`: each runtime's largest rise of the peak RSS over a run, in MiB and as
+/// a share of the input's resident size.
+fn render_rss(r: &BenchReport) -> String {
+    let rows: Vec<String> = r
+        .results
+        .iter()
+        .filter_map(|res| {
+            let kib = res.peak_rss_growth_kib?;
+            let share = r
+                .input_rss_kib
+                .filter(|&i| i > 0)
+                .map_or(String::new(), |i| {
+                    format!(" ({:.2} % of the input)", 100.0 * kib as f64 / i as f64)
+                });
+            Some(format!(
+                "  {}: {:.1} MiB, {kib} KiB{share}\n",
+                res.runtime,
+                kib as f64 / 1024.0
+            ))
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let input = r.input_rss_kib.map_or("unknown".into(), |i| {
+        format!("{:.1} MiB", i as f64 / 1024.0)
+    });
+    format!(
+        "\npeak RSS growth during one run (largest over the timed runs; input {input}):\n{}",
+        rows.concat()
+    )
 }
 
 /// The loop driver's block sizes (all workers), one line, if any block was counted:
@@ -653,6 +711,7 @@ mod tests {
             error: error.map(String::from),
             stats: None,
             sweep: None,
+            rss_growth_kib: None,
         }
     }
 
@@ -817,6 +876,7 @@ mod tests {
             runs: 3,
             warmup: 1,
             stats: true,
+            rss: true,
         };
         let mut order = Vec::new();
         let m = measure(&mut inst, &rts, &opts, &mut |k| order.push(k));
@@ -826,6 +886,9 @@ mod tests {
         assert_eq!(m[0].times.len(), 3);
         assert!(m[0].error.is_none() && m[0].stats.is_none());
         assert!(m[1].stats.is_some());
+        if cfg!(target_os = "linux") {
+            assert!(m[0].rss_growth_kib.is_some() && m[1].rss_growth_kib.is_some());
+        }
         assert_eq!(m[2].times.len(), 1);
         assert!(m[2].error.as_deref().unwrap().contains("expected 50005000"));
         let r = BenchReport::new("sum", "10000", 2, 1, &m);
@@ -851,6 +914,7 @@ mod tests {
             runs: 2,
             warmup: 0,
             stats: false,
+            rss: false,
         };
         let m = measure(&mut Panics, &[&rt], &opts, &mut |_| {});
         assert_eq!(m[0].error.as_deref(), Some("panicked in run: boom"));

@@ -8,6 +8,7 @@ pub mod harness;
 pub mod idle;
 pub mod kernels;
 pub mod reduction;
+pub mod rss;
 pub mod runtime;
 pub mod spawn;
 pub mod teams;

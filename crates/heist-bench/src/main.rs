@@ -90,8 +90,9 @@ struct RunArgs {
     /// Collect heist's per-worker counters (needs a build with `--features stats`).
     #[arg(long)]
     stats: bool,
-    /// Print the process's peak resident memory at the end (inputs included; run one
-    /// runtime per process to compare runtimes).
+    /// Measure how far each runtime's runs raise the peak resident memory above what the
+    /// process holds before the run (the input's size is shown for scale), and print the
+    /// process's peak at the end.
     #[arg(long)]
     rss: bool,
 }
@@ -221,7 +222,8 @@ fn list_row(b: &dyn Bench) -> Vec<String> {
 
 fn run(a: RunArgs) -> Result<ExitCode, Fail> {
     let bench = kernels::find(&a.bench).ok_or_else(|| unknown_bench(&a.bench))?;
-    let (workers, opts) = settings(&a.common, a.stats)?;
+    let (workers, mut opts) = settings(&a.common, a.stats)?;
+    opts.rss = a.rss;
     let kinds = run_kinds(bench, &a.runtimes)?;
     let size = SizeArg::parse(&a.common.size)?.resolve(bench);
     confine(workers);
@@ -240,23 +242,11 @@ fn run(a: RunArgs) -> Result<ExitCode, Fail> {
     }
     stats_note(a.stats, &kinds);
     if a.rss {
-        eprintln!("peak RSS: {:.1} MiB", peak_rss_kib() as f64 / 1024.0);
+        let peak = heist_bench::rss::process_peak_kib().unwrap_or(0);
+        eprintln!("peak RSS: {:.1} MiB", peak as f64 / 1024.0);
     }
     eprint!("{}", harness::render_failures(&report));
     Ok(status(report.verified()))
-}
-
-/// The peak resident set of this process so far, in KiB (`VmHWM` in Linux's
-/// `/proc/self/status`; 0 where that is not available).
-fn peak_rss_kib() -> i64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 fn suite(a: Common) -> Result<ExitCode, Fail> {
@@ -351,20 +341,20 @@ fn bench_once(
 ) -> Result<BenchReport, Fail> {
     let name = bench.name();
     pb.set_message(format!("{name} {size}: building"));
+    let rss_before = opts.rss.then(heist_bench::rss::current_kib).flatten();
     let mut inst = bench
         .instance(size)
         .map_err(|e| format!("bad size `{size}` for {name}: {e}"))?;
+    let input_rss_kib = rss_before
+        .zip(heist_bench::rss::current_kib())
+        .map(|(before, after)| after.saturating_sub(before));
     let measured = harness::measure(inst.as_mut(), rts, opts, &mut |k| {
         pb.set_message(format!("{name} {size}: {k}"));
         pb.inc(1);
     });
-    Ok(BenchReport::new(
-        name,
-        size,
-        workers,
-        opts.warmup,
-        &measured,
-    ))
+    let mut report = BenchReport::new(name, size, workers, opts.warmup, &measured);
+    report.input_rss_kib = input_rss_kib;
+    Ok(report)
 }
 
 fn unknown_bench(name: &str) -> Fail {
@@ -387,6 +377,7 @@ fn settings(c: &Common, stats: bool) -> Result<(usize, Options), Fail> {
         runs: c.runs,
         warmup: c.warmup,
         stats,
+        rss: false,
     };
     Ok((workers_or_default(c.workers)?, opts))
 }

@@ -59,9 +59,6 @@ pub(crate) trait Schedule {
     /// A job was queued from outside the pool: wake whoever takes it.
     fn injected(&self, r: &Registry, kind: Injected);
 
-    /// Whether an idle `w` should yield rather than sleep.
-    fn stay_awake(&self, w: &Worker) -> bool;
-
     /// How long an idle `w` may sleep, given the caller's bound.
     fn sleep_timeout(&self, w: &Worker, timeout: Option<Duration>) -> Option<Duration>;
 
@@ -178,11 +175,6 @@ impl Schedule for Sched {
     #[inline]
     fn injected(&self, r: &Registry, kind: Injected) {
         dispatch!(self, s => s.injected(r, kind))
-    }
-
-    #[inline]
-    fn stay_awake(&self, w: &Worker) -> bool {
-        dispatch!(self, s => s.stay_awake(w))
     }
 
     #[inline]

@@ -577,7 +577,7 @@ impl Worker {
             for _ in 0..(1 << (idle / 16).min(6)) {
                 std::hint::spin_loop();
             }
-        } else if idle < SPIN_ROUNDS + YIELD_ROUNDS || self.sched().stay_awake(self) {
+        } else if idle < SPIN_ROUNDS + YIELD_ROUNDS {
             std::thread::yield_now();
         } else {
             stat!(self.counters(), sleeps);

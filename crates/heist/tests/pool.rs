@@ -550,6 +550,37 @@ fn an_idle_pool_uses_almost_no_cpu() {
     }
 }
 
+/// A relay thief whose steal request waits at a victim that neither pushes nor pops (as
+/// in a loop too short to split) spins briefly, then sleeps until the answer wakes it,
+/// rather than yielding the core away from the victim.
+#[test]
+fn a_relay_thief_awaiting_an_answer_sleeps() {
+    let pool = Pool::builder()
+        .workers(2)
+        .scheduler(Scheduler::Relay)
+        .thread_name(|i| format!("awaitR-{i}"))
+        .build()
+        .unwrap();
+    let busy = |_: &Worker| {
+        let t = std::time::Instant::now();
+        while t.elapsed() < Duration::from_millis(2) {
+            std::hint::spin_loop();
+        }
+    };
+    let per_thread = || [cpu_of_threads("awaitR-0").1, cpu_of_threads("awaitR-1").1];
+    let before = per_thread();
+    for _ in 0..100 {
+        pool.run(busy);
+    }
+    let after = per_thread();
+    let used = [after[0] - before[0], after[1] - before[1]];
+    let (victim, thief) = (used[0].max(used[1]), used[0].min(used[1]));
+    assert!(
+        thief * 4 < victim,
+        "the thief used {thief} ns of CPU while the victim ran {victim} ns"
+    );
+}
+
 // ---- drop ----
 
 thread_local! {

@@ -96,10 +96,6 @@ impl Schedule for Lace {
         }
     }
 
-    fn stay_awake(&self, _w: &Worker) -> bool {
-        false
-    }
-
     fn sleep_timeout(&self, _w: &Worker, timeout: Option<Duration>) -> Option<Duration> {
         timeout
     }

@@ -276,12 +276,6 @@ impl Schedule for Relay {
         r.sleep.wake(m);
     }
 
-    /// A thief whose request is out expects an answer within a few forwards: sleeping
-    /// would add a wake-up to every steal.
-    fn stay_awake(&self, w: &Worker) -> bool {
-        awaiting_reply(w)
-    }
-
     /// A thief in back-off wakes when it may ask again.
     fn sleep_timeout(&self, w: &Worker, timeout: Option<Duration>) -> Option<Duration> {
         match (timeout, backoff_left(w)) {
@@ -424,7 +418,8 @@ fn takes_from_outside(w: &Worker) -> bool {
     w.index() as u32 == MANAGER || w.frames().waits_for_other_pool()
 }
 
-/// Hands the `k` oldest private tasks to `thief` in one message, and wakes it.
+/// Hands the `k` oldest private tasks to `thief` in one message, and wakes it: a thief
+/// idles as any worker does while its request is out, and may be asleep.
 fn give(w: &Worker, thief: u32, k: u32) {
     stat!(w.counters(), steal_half, k > 1);
     stat!(w.counters(), steal_one, k == 1);
@@ -514,15 +509,6 @@ fn steal(w: &Worker, victim: usize) -> bool {
         request::ask(w, to);
     }
     false
-}
-
-/// How long a thief yields (rather than sleeps) while its request is out.
-const AWAIT_REPLY: Duration = Duration::from_millis(1);
-
-/// Whether `w` has a request out that was sent less than `AWAIT_REPLY` ago.
-fn awaiting_reply(w: &Worker) -> bool {
-    let l = state(w);
-    l.outstanding.get() && l.sent_at.get().is_some_and(|t| t.elapsed() < AWAIT_REPLY)
 }
 
 /// Whether a new request may go out: there is work in flight somewhere in the pool, and
