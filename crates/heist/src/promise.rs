@@ -395,8 +395,16 @@ impl<R> Promise<'_, '_, R> {
             scope.top.set(slot);
             return join(scope.w, slot, true);
         }
-        join(scope.w, slot, false)
+        join_elsewhere(join, scope.w, slot)
     }
+}
+
+/// A join whose slot is not on top (or an overflow slot's). A call of its own, so that
+/// the compiler does not merge it with the join on top and keep a flag for the two.
+#[cold]
+#[inline(never)]
+fn join_elsewhere<R>(join: JoinFn<R>, w: &Worker, slot: *const Slot) -> R {
+    join(w, slot, false)
 }
 
 impl Worker {
