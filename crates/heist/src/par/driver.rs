@@ -275,36 +275,67 @@ impl Drop for StopOnUnwind<'_> {
 }
 
 /// Each block is at most this fraction of what is left, so that a thief's request waits
-/// for at most an eighth of the owner's remaining work, however costly the items.
+/// for at most an eighth of the owner's remaining work, even when the pace changes within
+/// a block.
 const BLOCK_SHARE: usize = 8;
+
+/// Blocks stop doubling at this much work, at the pace of the last timed blocks: a
+/// thief's request is seen between blocks, so this bounds how long it waits, however
+/// costly the items; a clock read per block of this length costs about 0.1 %.
+const LONG_BLOCK: Duration = Duration::from_micros(20);
 
 /// Near its end a piece does not shrink its blocks below this much work: a thief's
 /// request then waits at most this long, and a split of less than [`MIN_SPLIT`] would
 /// not be made anyway.
 const TAIL: Duration = Duration::from_micros(4);
 
+/// A split hands work to a thief, who may start it only a few microseconds later and
+/// whose half the owner may then wait for: below this much work left it does not pay.
+pub(super) const MIN_SPLIT: Duration = Duration::from_micros(10);
+
+/// Below this much time a sample of the pace says too little (a clock read costs some
+/// tens of nanoseconds); it is also how often the clock is read while blocks are shorter.
+const MIN_SAMPLE: Duration = Duration::from_micros(1);
+
 /// The smallest part a split may leave and the largest block, at least 1 each.
 pub(super) fn len_bounds<P: Producer>(p: &P) -> (usize, usize) {
     (p.min_len().max(1), p.max_len().max(1))
 }
 
-/// The sizes of a piece's blocks. They double from 1 (the batch growth of the
-/// work-stealing iterators, §5), each at most an eighth of what is left
+/// The sizes of a piece's blocks, and the pace they go at. Blocks double from 1 (the
+/// batch growth of the work-stealing iterators, §5) up to `LONG_BLOCK`'s worth of items
+/// at the measured pace, and each is at most an eighth of what is left
 /// (`BLOCK_SHARE`). Once that share binds, the piece is in its tail, where the share
-/// alone would shrink blocks to single items; there the owner times each block and takes
-/// at least `TAIL`'s worth of items at the pace it measured, and the rest at once when
-/// less than that would be left. A loop nobody asks about thus runs in a few blocks, and
-/// reads the clock only in its tail.
+/// alone would shrink blocks to single items; there blocks keep at least `TAIL`'s worth
+/// of items, and take the rest along when less than that would be left.
+///
+/// The pace is measured by reading the clock between blocks, once the items folded since
+/// the last read are worth `MIN_SAMPLE` at the pace known so far: every block once blocks
+/// are that long, a few times in all while they are shorter. The same pace tells the
+/// owner whether the rest of a piece is worth a split ([`Blocks::worth`]), so the first
+/// request that comes after a long first item is answered at once.
 #[derive(Clone, Copy)]
 pub(super) struct Blocks {
-    /// The doubling size.
+    /// The next size, doubling (twice the last block).
     block: usize,
     min: usize,
     max: usize,
-    /// Items worth `TAIL` at the pace of the last timed block (0 until one is timed).
+    /// Items worth `LONG_BLOCK` at the last pace (`usize::MAX` until one is measured).
+    cap: usize,
+    /// Items worth `TAIL` at the last pace (0 until one is measured).
     floor: usize,
-    /// When the last tail block started, and its size.
-    timed: Option<(Instant, usize)>,
+    /// The last sample of the pace that was long enough: nanoseconds, items (0: none).
+    sample: (u64, usize),
+    /// When the clock was last read (the sample in progress started), if ever.
+    since: Option<Instant>,
+    /// Items folded since then.
+    unread: usize,
+    /// Read the clock once `unread` reaches this.
+    due: usize,
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl Blocks {
@@ -315,49 +346,86 @@ impl Blocks {
             block: 1,
             min,
             max,
+            cap: usize::MAX,
             floor: 0,
-            timed: None,
+            sample: (0, 0),
+            since: None,
+            unread: 0,
+            due: 0,
         }
     }
 
     /// The size of the next block when `len` items are left (at least 1): within
-    /// `min` and `max` (`with_min_len`, `with_max_len`), and no more than `len`. While
-    /// `max` binds anyway, the tail is not timed.
+    /// `min` and `max` (`with_min_len`, `with_max_len`), and no more than `len`. The
+    /// caller folds all of it.
     #[inline(always)]
     pub(super) fn next(&mut self, len: usize) -> usize {
-        let n = if self.block.saturating_mul(BLOCK_SHARE) <= len || len / BLOCK_SHARE >= self.max {
-            self.block
-        } else {
-            self.tail(len)
-        };
-        self.block = self.block.saturating_mul(2);
-        n.min(self.max).max(self.min).min(len)
+        if self.unread >= self.due {
+            self.look();
+        }
+        let mut n = self.block.min(self.cap);
+        if n.saturating_mul(BLOCK_SHARE) > len && len / BLOCK_SHARE < self.max {
+            n = self.tail(n, len);
+        }
+        let n = n.min(self.max).max(self.min).min(len);
+        self.block = n.saturating_mul(2);
+        self.unread += n;
+        n
     }
 
     /// A block of the tail: an eighth of what is left or `TAIL`'s worth, whichever is
-    /// more.
-    #[inline(never)]
-    fn tail(&mut self, len: usize) -> usize {
-        let share = len.div_ceil(BLOCK_SHARE);
-        if share == len {
-            return len;
-        }
-        let now = Instant::now();
-        if let Some((t0, n)) = self.timed {
-            let spent = now.saturating_duration_since(t0);
-            let ns = u64::try_from(spent.as_nanos()).unwrap_or(u64::MAX).max(1);
-            let worth = (n as u64).saturating_mul(TAIL.as_nanos() as u64) / ns;
-            self.floor = usize::try_from(worth).unwrap_or(usize::MAX);
-        }
-        let n = share.max(self.floor);
-        // What would be left is less than `TAIL`'s worth: it goes with this block.
-        let n = if len.saturating_sub(n) < self.floor {
+    /// more, and the rest at once when less than `TAIL`'s worth would be left.
+    fn tail(&self, n: usize, len: usize) -> usize {
+        let n = n.min(len.div_ceil(BLOCK_SHARE).max(self.floor));
+        if len.saturating_sub(n) < self.floor {
             len
         } else {
             n
+        }
+    }
+
+    /// Whether `left` more items are likely to take at least `min` at the pace measured
+    /// so far (false until a sample of `MIN_SAMPLE` or more is in).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn worth(&mut self, left: usize, min: Duration) -> bool {
+        if self.unread >= self.due {
+            self.look();
+        }
+        let (ns, items) = self.sample;
+        items > 0 && left as u128 * u128::from(ns) >= u128::from(nanos(min)) * items as u128
+    }
+
+    /// Reads the clock: a sample long enough sets the pace and starts the next one; a
+    /// shorter one grows until it is (the next read waits for it to double at least).
+    #[inline(never)]
+    fn look(&mut self) {
+        let now = Instant::now();
+        let Some(t0) = self.since else {
+            self.since = Some(now);
+            self.due = 1;
+            return;
         };
-        self.timed = Some((now, n));
-        n
+        let ns = nanos(now.saturating_duration_since(t0));
+        let least = nanos(MIN_SAMPLE);
+        if ns < least {
+            let grow = usize::try_from(least / ns.max(1)).unwrap_or(usize::MAX);
+            self.due = self.unread.saturating_mul(grow.clamp(2, 64)).max(1);
+            return;
+        }
+        self.sample = (ns, self.unread);
+        self.cap = self.items_worth(LONG_BLOCK).max(1);
+        self.floor = self.items_worth(TAIL);
+        self.due = self.items_worth(MIN_SAMPLE).max(1);
+        self.since = Some(now);
+        self.unread = 0;
+    }
+
+    /// How many items take `d` at the pace of the last sample.
+    fn items_worth(&self, d: Duration) -> usize {
+        let (ns, items) = self.sample;
+        let n = items as u128 * u128::from(nanos(d)) / u128::from(ns.max(1));
+        usize::try_from(n).unwrap_or(usize::MAX)
     }
 }
 
@@ -376,13 +444,12 @@ where
 {
     let guard = StopOnUnwind(&lp.stop);
     let min = blocks.min;
-    let mut pace = Pace::default();
     loop {
         let len = p.len();
         if len == 0 || lp.stopped() {
             break;
         }
-        if len / 2 >= min && split_demanded(w) && pace.worth(len, MIN_SPLIT) {
+        if len / 2 >= min && split_demanded(w) && blocks.worth(len, MIN_SPLIT) {
             std::mem::forget(guard);
             return split(w, lp, p, acc, blocks);
         }
@@ -390,58 +457,9 @@ where
         (acc, p) = p.fold_block(n, lp.kernel, acc);
         stat!(w.counters(), blocks);
         crate::stats::block_size(w.counters(), n);
-        pace.done += n;
     }
     std::mem::forget(guard);
     stop_on_unwind(lp, || lp.kernel.finish(acc))
-}
-
-/// A split hands work to a thief, who may start it only a few microseconds later and
-/// whose half the owner may then wait for: below this much work left it does not pay.
-pub(super) const MIN_SPLIT: Duration = Duration::from_micros(10);
-
-/// Below this much time a sample of the pace says too little.
-const MIN_SAMPLE: Duration = Duration::from_micros(1);
-
-/// How fast a piece goes, measured only once thieves ask: the first request starts the
-/// clock, later ones read it, so a loop nobody asks about never reads the time.
-#[derive(Default)]
-pub(super) struct Pace {
-    /// Items folded by this piece.
-    pub(super) done: usize,
-    /// When a request was first seen, and `done` then.
-    mark: Option<(Instant, usize)>,
-    /// `done` at which to look at the clock again: each look waits for the sample to
-    /// double, or to grow to `MIN_SAMPLE` at the pace seen so far, so a loop asked about
-    /// all along reads the time O(log n) times, and a short one only a few times.
-    next: usize,
-}
-
-impl Pace {
-    /// Whether `left` more items are likely to take at least `min` (the first call only
-    /// starts the clock).
-    #[cold]
-    #[inline(never)]
-    pub(super) fn worth(&mut self, left: usize, min: Duration) -> bool {
-        let Some((t0, d0)) = self.mark else {
-            self.mark = Some((Instant::now(), self.done));
-            self.next = self.done + 1;
-            return false;
-        };
-        if self.done < self.next {
-            return false;
-        }
-        let items = self.done - d0;
-        let spent = t0.elapsed();
-        if spent < MIN_SAMPLE {
-            let grow = MIN_SAMPLE.as_nanos() / spent.as_nanos().max(1);
-            self.next = d0 + items * (grow as usize).clamp(2, 64);
-            return false;
-        }
-        self.next = self.done + items;
-        let per_item = spent.as_nanos() as f64 / items as f64;
-        per_item * left as f64 >= min.as_nanos() as f64
-    }
 }
 
 /// Splits the rest for the thieves waiting now: into |S|+1 parts for |S| relay steal
@@ -517,17 +535,40 @@ unsafe impl<T> Send for Here<T> {}
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::Blocks;
+    use super::{Blocks, LONG_BLOCK, MIN_SPLIT, TAIL};
+    use std::time::Duration;
 
-    /// A piece in its tail, with `floor` items worth `TAIL` and no block timed yet.
+    /// A piece with no pace measured yet, whose clock is not due before `due` items.
+    fn fresh(due: usize) -> Blocks {
+        Blocks {
+            block: 1,
+            min: 1,
+            max: usize::MAX,
+            cap: usize::MAX,
+            floor: 0,
+            sample: (0, 0),
+            since: None,
+            unread: 0,
+            due,
+        }
+    }
+
+    /// A piece in its tail, with `floor` items worth `TAIL`.
     fn tail(floor: usize) -> Blocks {
         Blocks {
             block: usize::MAX / 2,
-            min: 1,
-            max: usize::MAX,
             floor,
-            timed: None,
+            ..fresh(usize::MAX)
         }
+    }
+
+    /// A piece whose last sample took `ns` for `items`, with the bounds that follow.
+    fn paced(ns: u64, items: usize) -> Blocks {
+        let mut b = fresh(usize::MAX);
+        b.sample = (ns, items);
+        b.cap = b.items_worth(LONG_BLOCK).max(1);
+        b.floor = b.items_worth(TAIL);
+        b
     }
 
     #[test]
@@ -547,14 +588,51 @@ mod tests {
 
     #[test]
     fn blocks_double_from_one_until_the_share_binds() {
-        let mut b = tail(0);
-        b.block = 1;
+        let mut b = fresh(usize::MAX);
         let sizes: Vec<usize> = (0..5).map(|_| b.next(1 << 20)).collect();
         assert_eq!(sizes, [1, 2, 4, 8, 16]);
-        // `with_max_len` caps every block, and then the tail is not timed.
+        // `with_max_len` caps every block.
         let mut b = tail(0);
         b.max = 3;
         assert_eq!(b.next(1000), 3);
-        assert!(b.timed.is_none());
+    }
+
+    #[test]
+    fn blocks_stop_doubling_at_a_long_blocks_worth() {
+        // 100 ns an item: `LONG_BLOCK` is 200 items, `TAIL` 40.
+        let mut b = paced(1000, 10);
+        assert_eq!((b.cap, b.floor), (200, 40));
+        let sizes: Vec<usize> = (0..10).map(|_| b.next(1 << 20)).collect();
+        assert_eq!(sizes, [1, 2, 4, 8, 16, 32, 64, 128, 200, 200]);
+        // A slower pace shrinks the next block at once, not by halves.
+        b.cap = 5;
+        assert_eq!(b.next(1 << 20), 5);
+        b.cap = 1000;
+        assert_eq!(b.next(1 << 20), 10);
+    }
+
+    #[test]
+    fn the_clock_is_read_when_due_and_the_first_read_only_starts_it() {
+        let mut b = fresh(0);
+        assert_eq!(b.next(1 << 20), 1);
+        assert!(b.since.is_some());
+        assert_eq!((b.due, b.unread), (1, 1));
+        // Not due: the block is counted, the clock not read.
+        let mut b = fresh(10);
+        b.next(1 << 20);
+        b.next(1 << 20);
+        assert!(b.since.is_none());
+        assert_eq!(b.unread, 3);
+    }
+
+    #[test]
+    fn a_split_is_worth_it_only_with_a_pace_that_says_so() {
+        // No sample yet: never.
+        assert!(!fresh(usize::MAX).worth(usize::MAX, MIN_SPLIT));
+        // 100 ns an item: 100 items are worth `MIN_SPLIT`, 99 are not.
+        let per = Duration::from_nanos(100);
+        assert_eq!(MIN_SPLIT.as_nanos() / per.as_nanos(), 100);
+        assert!(paced(1000, 10).worth(100, MIN_SPLIT));
+        assert!(!paced(1000, 10).worth(99, MIN_SPLIT));
     }
 }

@@ -15,7 +15,7 @@
 //!   outside: hand-offs"; loom model in `loom_claim.rs`).
 
 use super::claim::{await_latch, shared, Progress};
-use super::driver::{len_bounds, piece, Blocks, Kernel, Loop, Pace, Producer};
+use super::driver::{len_bounds, piece, Blocks, Kernel, Loop, Producer};
 use crate::latch::Latch;
 use crate::pool::Pool;
 use crate::sync::{AtomicUsize, RaceCell};
@@ -45,23 +45,21 @@ where
     let min = len_bounds(&p).0;
     let mut acc = kernel.start();
     let mut blocks = Blocks::new(&p);
-    let mut pace = Pace::default();
     loop {
         let len = p.len();
         if len == 0 || kernel.done() {
             return kernel.finish(acc);
         }
-        if len / 2 >= min && pace.worth(len, MIN_WAKE) {
+        if len / 2 >= min && blocks.worth(len, MIN_WAKE) {
             break;
         }
         let n = blocks.next(len);
         (acc, p) = p.fold_block(n, kernel, acc);
-        pace.done += n;
     }
     if P::CUTS && p.len() <= Progress::MAX {
         return shared(pool, p, kernel, acc, blocks);
     }
-    handed(pool, p, kernel, acc, blocks, pace)
+    handed(pool, p, kernel, acc, blocks)
 }
 
 /// A hand-off's state: offered, then taken by a worker or taken back by the caller.
@@ -290,14 +288,7 @@ impl<P: Producer, K: Kernel<P::Item>> Drop for Handoffs<'_, '_, '_, P, K> {
 }
 
 /// Runs the rest of a loop from outside on this thread, handing parts of it to `pool`.
-fn handed<P, K>(
-    pool: &Pool,
-    mut p: P,
-    kernel: &K,
-    mut acc: K::Acc,
-    mut blocks: Blocks,
-    mut pace: Pace,
-) -> K::Output
+fn handed<P, K>(pool: &Pool, mut p: P, kernel: &K, mut acc: K::Acc, mut blocks: Blocks) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
@@ -326,7 +317,7 @@ where
             if len == 0 || lp.stopped() {
                 break;
             }
-            if offers.offer.is_none() && len / 2 >= min && pace.worth(len, MIN_WAKE) {
+            if offers.offer.is_none() && len / 2 >= min && blocks.worth(len, MIN_WAKE) {
                 // Keep one share, offer the others (the workers split them).
                 let (mine, part) = p.split_at((len / ways).max(min));
                 p = mine;
@@ -335,7 +326,6 @@ where
             }
             let n = blocks.next(len);
             (acc, p) = p.fold_block(n, kernel, acc);
-            pace.done += n;
         }
         match offers.settle(kernel) {
             // Taken back: it follows what this thread folded, so the same fold goes on.
