@@ -12,9 +12,9 @@
 //!
 //! Spawned tasks sit in the deque like join branches (`crate::spawn`); frames that drain
 //! them record the deque's depth where they began (`Task`, `Slot`, `Scope`). Beside the
-//! stack, a worker counts the `Worker::scope`s and `Worker::promises` it is inside; the
-//! count when a scope began names it while it is the innermost one, the one scope that may
-//! push promises (`Frames::enter_scope`): one load tells a promise whether it may.
+//! stack, a worker counts the `Worker::scope`s it is inside (`Frames::enter_scope`): a
+//! promises scope that finds the count it began with knows that no `Worker::scope` begun
+//! inside it is live, so it may push and pop (`crate::promise`): one load tells it.
 //!
 //! The barrier rule follows the task barrier of "Embracing Explicit Communication in
 //! Work-Stealing Runtime Systems" (Prell, §4.2), which allows barriers in the root task
@@ -86,7 +86,7 @@ impl BarrierWait {
 /// A worker's frame stack. Only its own thread touches it.
 pub(crate) struct Frames {
     stack: UnsafeCell<Vec<Frame>>,
-    /// How many `Worker::scope`s and `Worker::promises` this worker is inside.
+    /// How many `Worker::scope`s this worker is inside.
     scopes: Cell<usize>,
 }
 
@@ -97,6 +97,7 @@ pub(crate) struct ScopeEntered<'a> {
     id: usize,
 }
 
+#[cfg(test)]
 impl ScopeEntered<'_> {
     /// The scope's name: `Frames::innermost_scope` while it is the innermost one.
     #[inline(always)]
@@ -139,12 +140,10 @@ impl Frames {
         }
     }
 
-    /// Makes a new scope (a `Worker::scope` or `Worker::promises`) the innermost one until
-    /// the guard drops. Scopes nest with the calls that make them, and code taken up inside
-    /// a wait cannot reach an outer scope (a `&Promises` is not `Send`), so the innermost
-    /// one is simply the last entered, and the count of scopes entered names it: no other
-    /// live scope of this worker has that count while it is innermost. A count, not an
-    /// address, so that a scope need not live in memory.
+    /// Makes a new `Worker::scope` the innermost one until the guard drops. Scopes nest
+    /// with the calls that make them, and code taken up inside a wait cannot reach an
+    /// outer promises scope (a `&Promises` is not `Send`), so a promises scope that reads
+    /// the count it began with is inside no `Worker::scope` begun after it.
     #[inline(always)]
     pub(crate) fn enter_scope(&self) -> ScopeEntered<'_> {
         let id = self.scopes.get() + 1;
@@ -245,8 +244,8 @@ impl Frames {
         }
     }
 
-    /// The name (`ScopeEntered::id`) of the innermost `Worker::scope` or
-    /// `Worker::promises`, or 0: only it may push promises (`crate::promise`).
+    /// The name (`ScopeEntered::id`) of the innermost `Worker::scope`, or 0: a promises
+    /// scope begun with this count may push while it holds (`crate::promise`).
     #[inline(always)]
     pub(crate) fn innermost_scope(&self) -> usize {
         self.scopes.get()

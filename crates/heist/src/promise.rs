@@ -16,18 +16,24 @@
 //! Handles live inside [`Worker::promises`], which finishes whatever is left when its
 //! closure returns, so a handle that is dropped or leaked without being joined cannot
 //! outlive what its task borrows; its task's panic reaches the caller of `promises`. The
-//! scope counts its handles that were not popped by their own join: when none are left,
-//! its end has nothing to drain. The count goes up at every spawn and down at every such
-//! join, so where the compiler sees both (a spawn and its join in one function) it is a
-//! constant, and the scope and its handles live in registers: that is what makes an
+//! scope counts its handles that were not taken off the top by their own join: when none
+//! are left, its end has nothing to finish. It also keeps its `top`, where `head` stands
+//! while nothing else lies on its slots, and pushes only while `head` is there, so that
+//! its slots lie together above its base. Count and top change at every spawn and every
+//! join, so where the compiler sees both (a spawn and its join in one function) they are
+//! constants, and the scope and its handles live in registers: that is what makes an
 //! unstolen promise cost about what a `join` costs.
 //!
-//! A full deque never fails a spawn, and a scope that is not the innermost one (its
-//! spawner used inside a nested scope's body) never pushes: such a task goes to a boxed
-//! slot of its own, the scope's overflow, and runs when its handle joins it or when the
-//! scope ends. Its handle holds the slot's address tagged in the low bit (a slot is
-//! cache-line aligned), so that it never passes the pop's check and the handle needs no
-//! other field to tell the two apart.
+//! Scopes nest: a promises scope's spawner may be used inside a nested promises scope or
+//! `Worker::scope` body. The rules that keep each one's slots its own (PROTOCOLS.md): a
+//! scope pushes only at its `top`, and while no `Worker::scope` begun inside it is live
+//! (one load, `Frames::innermost_scope`); it takes a slot off the top only while the slot
+//! is the top of the deque, under the same condition; its end drains the deque only if it
+//! has slots there. A task the scope may not push, or that the full deque does not take,
+//! goes to a boxed slot of its own, the scope's overflow, and runs when its handle joins it
+//! or when the scope ends. Its handle holds the slot's address tagged in the low bit (a
+//! slot is cache-line aligned), so that it never passes the pop's check and the handle
+//! needs no other field to tell the two apart.
 
 use crate::sched::Schedule;
 use crate::spawn;
@@ -43,12 +49,13 @@ use std::sync::atomic::Ordering::Acquire;
 /// Spawns promises inside [`Worker::promises`].
 pub struct Promises<'w> {
     w: &'w Worker,
-    /// The scope's name among its worker's scopes (`Frames::enter_scope`): it may push
-    /// while that is the innermost one. A name, not an address, so that the scope need not
-    /// live in memory.
-    id: usize,
-    /// Handles spawned and not popped by their own join: unjoined ones, ones finished in
-    /// place or after a steal, whose slots the end drains, and overflow ones.
+    /// Where `head` stands while nothing else lies on this scope's slots: its base, the
+    /// slot above its newest slot in the deque, or (after an overflow slot, until a handle
+    /// takes a slot off the top) a tagged address that `head` never equals. It may push
+    /// only while `head` is here.
+    top: Cell<*const Slot>,
+    /// Handles spawned and not taken off the top by their own join: its slots in the
+    /// deque (unjoined, or finished in place and claimed) and its overflow slots.
     open: Cell<usize>,
     /// What only the scope's slow paths read: a local of `Worker::promises`, which
     /// outlives the scope, kept in memory so that it holds no register on the fast path.
@@ -61,6 +68,10 @@ pub struct Promises<'w> {
 struct Rest {
     /// The deque's `head` when the scope began; its tasks occupy the slots from there.
     base: *const Slot,
+    /// How many [`Worker::scope`]s its worker was inside when this scope began
+    /// (`Frames::enter_scope`): while that is still the count, no `Worker::scope` begun
+    /// inside this one is live.
+    mark: usize,
     overflow: Overflow,
 }
 
@@ -81,10 +92,9 @@ pub struct Promise<'f, 'w, R> {
     _slot: PhantomData<&'w Slot>,
 }
 
-/// How a handle finishes its task: on top of the innermost scope (pop it), in place, or
-/// in its overflow slot. Returns the result and whether the slot was popped by the fast
-/// path (if not, the scope's end drains the deque to its base).
-type JoinFn<R> = fn(&Worker, *const Slot, bool) -> (R, bool);
+/// How a handle finishes its task: on top (pop it, or sync it if stolen), in place, or
+/// in its overflow slot.
+type JoinFn<R> = fn(&Worker, *const Slot, bool) -> R;
 
 /// The low bit of an overflow slot's address in its handle.
 const OVERFLOW_TAG: usize = 1;
@@ -92,7 +102,7 @@ const OVERFLOW_TAG: usize = 1;
 /// Finishes the task in `slot`, put with `B` and `R`: a task on top of the deque, of the
 /// innermost scope, is popped like a `join` branch, any other is finished in place.
 #[inline(always)]
-fn join_pushed<B, R>(w: &Worker, slot: *const Slot, on_top: bool) -> (R, bool)
+fn join_pushed<B, R>(w: &Worker, slot: *const Slot, on_top: bool) -> R
 where
     B: FnOnce(&Worker) -> R + Send,
     R: Send,
@@ -102,9 +112,9 @@ where
     if on_top && w.owner().try_pop_private(unsafe { &*slot }) {
         // SAFETY: popped privately, so the slot still holds the `B` that `spawn` put.
         let job = unsafe { (*slot).take::<B, R>() };
-        return (job(w), true);
+        return job(w);
     }
-    (join_slow::<B, R>(w, slot, on_top), false)
+    join_slow::<B, R>(w, slot, on_top)
 }
 
 /// `join_pushed` off the fast path: spawned tasks above the slot, a thief, a request, an
@@ -142,13 +152,12 @@ where
 }
 
 /// `join_pushed` for a task whose job and result were boxed.
-fn join_boxed<B, R>(w: &Worker, slot: *const Slot, on_top: bool) -> (R, bool)
+fn join_boxed<B, R>(w: &Worker, slot: *const Slot, on_top: bool) -> R
 where
     B: FnOnce(&Worker) -> Box<R> + Send,
     R: Send,
 {
-    let (r, popped) = join_pushed::<B, Box<R>>(w, slot, on_top);
-    (*r, popped)
+    *join_pushed::<B, Box<R>>(w, slot, on_top)
 }
 
 /// Finishes a task that is not on top: runs it here if no thief has it, else waits for
@@ -189,18 +198,28 @@ impl<'w> Promises<'w> {
         self.w
     }
 
-    /// Whether this is the innermost scope of its worker, which alone may push.
+    /// Whether no `Worker::scope` begun inside this one is live: such a scope would drain
+    /// (and pop) this one's slots pushed above its base, and would lose its own tasks
+    /// pushed below its base after this one popped there.
     #[inline(always)]
-    fn is_innermost(&self) -> bool {
-        self.w.frames().innermost_scope() == self.id
+    fn no_inner_scope(&self) -> bool {
+        self.w.frames().innermost_scope() == self.rest().mark
+    }
+
+    /// Whether this scope may push: nothing else lies on its slots (a promises scope begun
+    /// inside this one with slots of its own, spawned tasks, claimed slots of others),
+    /// so that its slots stay together from its base, where its end drains them.
+    #[inline(always)]
+    fn may_push(&self) -> bool {
+        ptr::eq(self.w.owner().head(), self.top.get()) && self.no_inner_scope()
     }
 
     /// Spawns `f`; it may run on another worker until the handle is joined.
     ///
-    /// Called where this is not the innermost scope of its worker (inside a nested
-    /// [`Worker::promises`] or [`Worker::scope`] body), or with the deque full, `f` goes to
-    /// a boxed slot of the scope's own and runs when the handle is joined (or when the
-    /// scope ends).
+    /// Called where the scope may not push (inside a nested [`Worker::scope`] body, or a
+    /// nested [`Worker::promises`] body with tasks of its own in the deque), or with the
+    /// deque full, `f` goes to a boxed slot of the scope's own and runs when the handle is
+    /// joined (or when the scope ends).
     #[inline]
     pub fn spawn<'f, F, R>(&'f self, f: F) -> Promise<'f, 'w, R>
     where
@@ -210,7 +229,7 @@ impl<'w> Promises<'w> {
         if !task::fits::<F, R>() {
             return self.spawn_boxed(f);
         }
-        let pushed = if self.is_innermost() {
+        let pushed = if self.may_push() {
             self.w.push_task::<F, R>(f)
         } else {
             Err(f)
@@ -222,9 +241,13 @@ impl<'w> Promises<'w> {
         self.handle(slot, join_pushed::<F, R>)
     }
 
-    /// A handle, counted open until its join pops its slot.
+    /// A handle, counted open until its join takes its slot off the top. `top` moves
+    /// above `slot` on both paths, so that it is `slot`'s neighbour and needs no register
+    /// of its own: above a pushed slot, or tagged above an overflow slot, which stops
+    /// pushes until a handle takes a slot off the top (when `top` is known again).
     #[inline(always)]
     fn handle<'f, R>(&'f self, slot: *const Slot, join: JoinFn<R>) -> Promise<'f, 'w, R> {
+        self.top.set(slot.wrapping_add(1));
         self.open.set(self.open.get() + 1);
         Promise {
             scope: self,
@@ -250,7 +273,7 @@ impl<'w> Promises<'w> {
         B: FnOnce(&Worker) -> Box<R> + Send + 'w,
         R: Send + 'w,
     {
-        let pushed = if self.is_innermost() {
+        let pushed = if self.may_push() {
             self.w.push_task::<B, Box<R>>(job)
         } else {
             Err(job)
@@ -262,14 +285,15 @@ impl<'w> Promises<'w> {
         self.handle(slot, join_boxed::<B, R>)
     }
 
-    /// Whether the handle of `slot` may pop it: it is the top of the deque, and this scope
-    /// is the innermost one, so that popping it pops nothing of another scope (an inner
-    /// scope may not have pushed yet: its base is then just above `slot`). Otherwise the
-    /// task is finished in place: newer handles of the scope not joined yet, spawned tasks
-    /// or claimed slots lie above it.
+    /// Whether the handle of `slot` may take it off the top: it is the top of the deque,
+    /// and no `Worker::scope` begun inside this one is live. A promises scope begun inside
+    /// this one has no slots in the deque then (they would lie above `slot`), and once
+    /// `head` is below its `top` it never pushes again. Otherwise the task is finished in
+    /// place: newer handles of the scope not joined yet, spawned tasks or claimed slots
+    /// lie above it.
     #[inline(always)]
     fn may_pop(&self, slot: *const Slot) -> bool {
-        ptr::eq(self.w.owner().head(), slot.wrapping_add(1)) && self.is_innermost()
+        ptr::eq(self.w.owner().head(), slot.wrapping_add(1)) && self.no_inner_scope()
     }
 
     /// The scope's base and overflow slots.
@@ -285,7 +309,7 @@ impl<'w> Promises<'w> {
     fn end<T>(&self, out: T) -> T {
         if self.open.get() != 0 {
             let mut first = None;
-            finish(self.w, self.rest(), &mut |p| {
+            finish(self.w, self.rest(), self.open.get(), &mut |p| {
                 task::keep_first(&mut first, p)
             });
             return task::resume_first(Ok(out), first);
@@ -318,20 +342,26 @@ where
     at.wrapping_byte_add(OVERFLOW_TAG)
 }
 
-/// Finishes the tasks left at the end of a scope (`w` and `rest` are its): the slots
-/// above its base in `w`'s deque, then the overflow slots not joined; their panics go to
+/// Finishes the tasks left at the end of a scope (`w` and `rest` are its, `open` its
+/// count of handles not taken off the top): the slots above its base in `w`'s deque if
+/// some of them are its own, then the overflow slots not joined; their panics go to
 /// `sink`. Never unwinds.
 #[cold]
 #[inline(never)]
-fn finish(w: &Worker, rest: &Rest, sink: &mut dyn FnMut(Panic)) {
-    spawn::drain_to(w, w.owner().index_of(rest.base), &mut *sink);
+fn finish(w: &Worker, rest: &Rest, open: usize, sink: &mut dyn FnMut(Panic)) {
     let list = rest.overflow.replace(ptr::null_mut());
-    if list.is_null() {
-        return;
+    // SAFETY: null, or made by `Box::into_raw` in `overflow`; the scope ends, and its
+    // handles with it, so nothing else refers to it.
+    let list = (!list.is_null()).then(|| unsafe { Box::from_raw(list) });
+    // The open handles not in the overflow have slots in the deque. With none, what lies
+    // above the base belongs to others: a scope outside this one may have pushed there
+    // while this one had nothing in the deque.
+    if open > list.as_ref().map_or(0, |l| l.len()) {
+        spawn::drain_to(w, w.owner().index_of(rest.base), &mut *sink);
     }
-    // SAFETY: made by `Box::into_raw` in `overflow`; the scope ends, and its handles
-    // with it, so nothing else refers to it.
-    let list = unsafe { Box::from_raw(list) };
+    let Some(list) = list else {
+        return;
+    };
     for slot in list.into_iter() {
         // SAFETY: an overflow slot holds its job until its handle took it (and claimed
         // the slot); nobody else sees it, and its job was put with the worker as context.
@@ -347,7 +377,7 @@ fn finish(w: &Worker, rest: &Rest, sink: &mut dyn FnMut(Panic)) {
 impl Drop for Promises<'_> {
     #[inline(always)]
     fn drop(&mut self) {
-        finish(self.w, self.rest(), &mut task::drop_panic);
+        finish(self.w, self.rest(), self.open.get(), &mut task::drop_panic);
     }
 }
 
@@ -359,12 +389,22 @@ impl<R> Promise<'_, '_, R> {
         let Promise {
             scope, slot, join, ..
         } = self;
-        let (r, popped) = join(scope.w, slot, scope.may_pop(slot));
-        if popped {
+        if scope.may_pop(slot) {
+            // Taken off the top whatever happens: popped, or synced with its thief.
             scope.open.set(scope.open.get() - 1);
+            scope.top.set(slot);
+            return join(scope.w, slot, true);
         }
-        r
+        join_elsewhere(join, scope.w, slot)
     }
+}
+
+/// A join whose slot is not on top (or an overflow slot's). A call of its own, so that
+/// the compiler does not merge it with the join on top and keep a flag for the two.
+#[cold]
+#[inline(never)]
+fn join_elsewhere<R>(join: JoinFn<R>, w: &Worker, slot: *const Slot) -> R {
+    join(w, slot, false)
 }
 
 impl Worker {
@@ -391,23 +431,20 @@ impl Worker {
     /// ```
     #[inline(never)]
     pub fn promises<'w, T>(&'w self, op: impl FnOnce(&Promises<'w>) -> T) -> T {
+        let base = self.owner().head();
         let rest = Rest {
-            base: self.owner().head(),
+            base,
+            mark: self.frames().innermost_scope(),
             overflow: Cell::new(ptr::null_mut()),
         };
-        let entered = self.frames().enter_scope();
         let scope = Promises {
             w: self,
-            id: entered.id(),
+            top: Cell::new(base),
             open: Cell::new(0),
             rest: &rest,
             _inv: PhantomData,
         };
-        // Popped before the scope ends, also when `op` unwinds (moved here, the guard
-        // drops before the scope).
-        let entered = entered;
         let out = op(&scope);
-        drop(entered);
         let out = scope.end(out);
         mem::forget(scope);
         out

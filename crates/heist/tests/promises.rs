@@ -284,3 +284,77 @@ fn detached_tasks_left_above_a_scope_run_once_and_outer_handles_join() {
         assert_eq!(ran.load(Ordering::Relaxed), 3, "{pool:?}");
     }
 }
+
+/// Runs `f` on another thread and fails if it takes more than a minute (a lost task would
+/// leave a scope waiting for it).
+fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(f()).unwrap());
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("finished within a minute")
+}
+
+/// An outer scope may push into an inner one that has no slots yet: the outer slot then
+/// lies at the inner scope's base. The inner scope must not push above it (its tasks go to
+/// its overflow), and its end must not drain it: the outer handle still joins it after
+/// the inner scope ended.
+#[test]
+fn an_outer_slot_at_the_base_of_an_empty_inner_scope_stays_the_outer_ones() {
+    within_a_minute(|| {
+        for pool in pools() {
+            for _ in 0..50 {
+                let ran = AtomicUsize::new(0);
+                let r = pool.run(|w| {
+                    w.promises(|outer| {
+                        let (o, y) = w.promises(|inner| {
+                            let o = outer.spawn(|w| fib(w, 12));
+                            drop(inner.spawn(|_| ran.fetch_add(1, Ordering::Relaxed)));
+                            let y = inner.spawn(|_| 3u64);
+                            (o, y.join())
+                        });
+                        assert_eq!(ran.load(Ordering::Relaxed), 1, "inner task done at its end");
+                        o.join() + y
+                    })
+                });
+                assert_eq!(r, 144 + 3, "{pool:?}");
+            }
+        }
+    });
+}
+
+/// An outer handle whose slot is on top, joined inside a `Worker::scope` body that has
+/// not spawned yet, must not pop it: the scope's tasks would then lie below its base, and
+/// its end would not find them. Outer spawns inside the body go to the overflow.
+#[test]
+fn an_outer_handle_joined_inside_a_worker_scope_leaves_the_scope_tasks_inside() {
+    within_a_minute(|| {
+        for pool in pools() {
+            for _ in 0..50 {
+                let ran = AtomicUsize::new(0);
+                let r = pool.run(|w| {
+                    w.promises(|outer| {
+                        let a = outer.spawn(|w| fib(w, 10));
+                        let (x, b) = w.scope(|s| {
+                            let x = a.join();
+                            s.spawn(|_| {
+                                ran.fetch_add(1, Ordering::Relaxed);
+                            });
+                            let b = outer.spawn(|_| 4u64);
+                            s.spawn(|_| {
+                                ran.fetch_add(1, Ordering::Relaxed);
+                            });
+                            (x, b)
+                        });
+                        assert_eq!(
+                            ran.load(Ordering::Relaxed),
+                            2,
+                            "scope tasks done at its end"
+                        );
+                        x + b.join()
+                    })
+                });
+                assert_eq!(r, 55 + 4, "{pool:?}");
+            }
+        }
+    });
+}
