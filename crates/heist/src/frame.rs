@@ -97,7 +97,7 @@ pub(crate) struct ScopeEntered<'a> {
     id: usize,
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 impl ScopeEntered<'_> {
     /// The scope's name: `Frames::innermost_scope` while it is the innermost one.
     #[inline(always)]
