@@ -14,14 +14,6 @@
 //! move afterwards, unlike a pinned worker. Linux only; elsewhere the CPU list is empty,
 //! nothing is pinned and wake-ups are plain.
 //!
-//! The narrowing costs the waker four system calls before and after the wake-up, about
-//! 15 µs before it on this project's 2-CPU machine (a quarter of a team's formation with
-//! its partner asleep). It is done only where it is needed: when the sleeper last ran on
-//! the waker's CPU. Linux starts a woken thread on the CPU it last ran on if that CPU is
-//! idle, so a sleeper that slept elsewhere is woken plainly (each sleeper records its CPU
-//! as it goes to sleep, a read of the kernel's per-thread CPU field that makes no system
-//! call).
-//!
 //! The mask is restored only if it is still the narrowed one: should the worker change
 //! its own mask in the few microseconds between, its change stands.
 
@@ -57,8 +49,6 @@ pub fn pin_nth(n: usize) {
 pub(crate) struct Place {
     /// The sleeper's thread id; 0 until it first sleeps.
     tid: AtomicI32,
-    /// The CPU it ran on as it went to sleep; -1 where unknown.
-    cpu: AtomicI32,
     /// A waker has narrowed the mask and not yet restored it. Another waker meanwhile
     /// wakes plainly: it would read the narrowed mask and restore that one.
     narrowed: AtomicBool,
@@ -74,30 +64,24 @@ impl Drop for Narrowed<'_> {
 }
 
 impl Place {
-    /// Records the calling thread as the sleeper, and its CPU; call before waiting.
+    /// Records the calling thread as the sleeper; call before waiting.
     pub(crate) fn enter(&self) {
         self.tid.store(imp::tid(), Relaxed);
-        self.cpu.store(imp::cpu(), Relaxed);
     }
 
     /// Wakes the sleeper with `notify`, keeping it off the caller's CPU while the kernel
     /// places it, if the caller is a worker: a worker goes on running after a wake-up, so
     /// the sleeper would wait behind it. A thread outside the pool that wakes a worker
     /// usually blocks right after (`Pool::run`), and its CPU is the right place for the
-    /// sleeper; it wakes plainly. So does a sleeper that last ran on another CPU than
-    /// the caller's (see the module docs).
+    /// sleeper; it wakes plainly.
     pub(crate) fn wake_apart(&self, notify: impl FnOnce()) {
         let tid = self.tid.load(Relaxed);
-        let cpu = imp::cpu();
-        if tid == 0 || cpu < 0 || self.cpu.load(Relaxed) != cpu {
-            return notify();
-        }
         let waker_works = crate::worker::with_current(|w| w.is_some());
-        if !waker_works || self.narrowed.swap(true, Acquire) {
+        if tid == 0 || !waker_works || self.narrowed.swap(true, Acquire) {
             return notify();
         }
         let _narrowed = Narrowed(&self.narrowed);
-        imp::wake_apart(tid, cpu, notify)
+        imp::wake_apart(tid, notify)
     }
 }
 
@@ -112,13 +96,6 @@ mod imp {
         pub(super) fn sched_setaffinity(pid: i32, size: usize, mask: *const CpuSet) -> i32;
         fn sched_getcpu() -> i32;
         fn gettid() -> i32;
-    }
-
-    /// The CPU the calling thread runs on; -1 if unknown. glibc reads it from the
-    /// thread's restartable-sequences area (or the vDSO), without a system call.
-    pub(super) fn cpu() -> i32 {
-        // SAFETY: `sched_getcpu` takes no arguments.
-        unsafe { sched_getcpu() }
     }
 
     /// The calling thread's id.
@@ -157,11 +134,13 @@ mod imp {
         }
     }
 
-    /// Runs `notify` (which wakes thread `tid`) while `tid` may not use `cpu`, the
-    /// calling thread's, if it may use another; then gives it its mask back. A sleeping
+    /// Runs `notify` (which wakes thread `tid`) while `tid` may not use the calling
+    /// thread's CPU, if it may use another; then gives it its mask back. A sleeping
     /// thread is placed on a CPU when woken, so it starts elsewhere, and moving it back
     /// within its mask costs nothing.
-    pub(super) fn wake_apart(tid: i32, cpu: i32, notify: impl FnOnce()) {
+    pub(super) fn wake_apart(tid: i32, notify: impl FnOnce()) {
+        // SAFETY: `sched_getcpu` takes no arguments.
+        let cpu = unsafe { sched_getcpu() };
         let mut mask: CpuSet = [0; 16];
         // SAFETY: `mask` is a writable `cpu_set_t` of `SET_BYTES` bytes, the size passed;
         // `tid` names a thread of this process (a worker, alive while its pool is).
@@ -224,11 +203,7 @@ mod imp {
         0
     }
 
-    pub(super) fn cpu() -> i32 {
-        -1
-    }
-
-    pub(super) fn wake_apart(_: i32, _: i32, notify: impl FnOnce()) {
+    pub(super) fn wake_apart(_: i32, notify: impl FnOnce()) {
         notify()
     }
 
@@ -239,8 +214,7 @@ mod imp {
 
 #[cfg(all(test, not(loom), target_os = "linux"))]
 mod tests {
-    use super::{allowed_cpus, confine_to, imp, pin_nth, Place};
-    use std::sync::atomic::Ordering::Relaxed;
+    use super::{allowed_cpus, confine_to, imp, pin_nth};
     use std::sync::mpsc;
 
     /// A thread that reports its id, then waits for `go` and ends with the CPUs it may
@@ -278,7 +252,7 @@ mod tests {
         let all = allowed_cpus();
         let (tid, go, out) = sleeper(None);
         let mut during = Vec::new();
-        imp::wake_apart(tid, imp::cpu(), || during = mask_of(tid));
+        imp::wake_apart(tid, || during = mask_of(tid));
         go.send(()).unwrap();
         if all.len() > 1 {
             assert_eq!(
@@ -293,14 +267,14 @@ mod tests {
         assert_eq!(out.recv().unwrap(), all, "the mask is restored");
         // A thread pinned to one CPU keeps it.
         let (tid, go, out) = sleeper(Some(0));
-        imp::wake_apart(tid, imp::cpu(), || during = mask_of(tid));
+        imp::wake_apart(tid, || during = mask_of(tid));
         go.send(()).unwrap();
         assert_eq!(during, [all[0]]);
         assert_eq!(out.recv().unwrap(), [all[0]]);
         // A mask changed while narrowed stays as changed: here to the CPU left out.
         let (tid, go, out) = sleeper(None);
         let mut set = Vec::new();
-        imp::wake_apart(tid, imp::cpu(), || {
+        imp::wake_apart(tid, || {
             let now = mask_of(tid);
             set = match all.iter().find(|c| !now.contains(c)) {
                 Some(&c) => vec![c],
@@ -316,44 +290,6 @@ mod tests {
         });
         go.send(()).unwrap();
         assert_eq!(out.recv().unwrap(), set);
-    }
-
-    /// `Place::wake_apart` from a worker pinned to the first CPU: a sleeper recorded on
-    /// that CPU is kept off it during the wake-up, one recorded elsewhere is woken with
-    /// its mask untouched.
-    #[test]
-    fn only_a_sleeper_that_slept_on_the_wakers_cpu_is_woken_apart() {
-        let all = allowed_cpus();
-        let pool = crate::Pool::builder()
-            .workers(1)
-            .pin_workers(true)
-            .build()
-            .unwrap();
-        let during = |slept_on: i32| {
-            let (tid, go, out) = sleeper(None);
-            let place = Place::default();
-            place.tid.store(tid, Relaxed);
-            place.cpu.store(slept_on, Relaxed);
-            let mut during = Vec::new();
-            pool.run(|_| place.wake_apart(|| during = mask_of(tid)));
-            go.send(()).unwrap();
-            assert_eq!(out.recv().unwrap(), all, "the mask is restored");
-            during
-        };
-        let here = pool.run(|_| imp::cpu());
-        assert_eq!(
-            usize::try_from(here).ok(),
-            Some(all[0]),
-            "the worker is pinned"
-        );
-        let elsewhere = all.iter().find(|&&c| c != all[0]).map_or(-1, |&c| c as i32);
-        assert_eq!(during(elsewhere), all, "slept elsewhere: woken plainly");
-        let apart: Vec<usize> = all.iter().copied().filter(|&c| c != all[0]).collect();
-        if apart.is_empty() {
-            assert_eq!(during(here), all, "no other CPU to go to: the mask stays");
-        } else {
-            assert_eq!(during(here), apart, "slept here: kept off this CPU");
-        }
     }
 
     #[test]
