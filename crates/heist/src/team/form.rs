@@ -6,10 +6,10 @@
 use super::word::{Reg, Word};
 use super::Header;
 use crate::sleep::{Sleep, SPIN_ROUNDS};
-use crate::sync::AtomicUsize;
+use crate::sync::{AtomicPtr, AtomicU64, AtomicUsize};
 use crate::worker::Worker;
+use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64};
 use std::time::Duration;
 
 /// Idle rounds a member of a persisting team spins for the next task before it leaves:
@@ -44,6 +44,26 @@ impl Slot {
                 .then(|| (count, l.job.load(Acquire).cast_const()))
         })
     }
+
+    /// The coordinator publishes `job`, of a team fixed under registration `n`, as its
+    /// innermost launch; returns the launch's entry, for [`Slot::retire`].
+    pub(super) fn publish(&self, job: *const Header, n: u16) -> usize {
+        let i = self.launching.load(Relaxed);
+        let count = self.launched.load(Relaxed) + 1;
+        self.launched.store(count, Relaxed);
+        let entry = &self.launches[i];
+        entry.job.store(job.cast_mut(), Release);
+        entry.word.store(u64::from(n) << 48 | count, Release);
+        self.launching.store(i + 1, Release);
+        i
+    }
+
+    /// The coordinator ends launch `i`, its innermost, once every member has left it:
+    /// nothing is pending and the team persists.
+    pub(super) fn retire(&self, i: usize) {
+        self.launching.store(i, Relaxed);
+        self.word.finish();
+    }
 }
 
 /// One worker's team state, in the registry.
@@ -57,16 +77,16 @@ pub(super) struct Slot {
     /// an outer launch of it waits gets the next entry, so that the outer launch's
     /// members still find their job.
     pub(super) launches: [Launch; LAUNCH_DEPTH],
-    /// How many of `launches` run (written and read by this worker alone).
-    pub(super) launching: std::sync::atomic::AtomicUsize,
+    /// How many of `launches` run (written by this worker alone).
+    pub(super) launching: AtomicUsize,
     /// Launches made so far (written by this worker alone).
-    pub(super) launched: AtomicU64,
+    launched: AtomicU64,
     /// Team bodies running on this worker (written by it alone).
     pub(super) depth: AtomicU32,
     /// Its registrations as a member, outermost first (a worker serves teams from
     /// waits inside other teams' bodies and between their tasks): from any wait it runs
     /// a launch it is due to run, wherever it waits ([`serve`]). Owner only.
-    regs: [Registration; LAUNCH_DEPTH],
+    pub(super) regs: [Registration; LAUNCH_DEPTH],
     /// How many of `regs` hold (owner only).
     registered: std::sync::atomic::AtomicUsize,
 }
@@ -74,7 +94,7 @@ pub(super) struct Slot {
 /// A registration of a member: its coordinator, the `n` it registered under, and the
 /// count of the last launch it ran there.
 #[derive(Default)]
-struct Registration {
+pub(super) struct Registration {
     coord: std::sync::atomic::AtomicUsize,
     n: AtomicU32,
     seen: AtomicU64,
@@ -106,7 +126,7 @@ impl Teams {
                         word: AtomicU64::new(0),
                         job: AtomicPtr::new(std::ptr::null_mut()),
                     }),
-                    launching: std::sync::atomic::AtomicUsize::new(0),
+                    launching: AtomicUsize::new(0),
                     launched: AtomicU64::new(0),
                     regs: Default::default(),
                     registered: Default::default(),
@@ -224,17 +244,28 @@ fn due(teams: &Teams, me: usize) -> Option<(&Registration, u64, *const Header)> 
     })
 }
 
-/// Runs a launch that `w` is due to run, if any (see [`due`]).
-fn run_due(w: &Worker, teams: &Teams) -> bool {
-    let Some((g, count, job)) = due(teams, w.index()) else {
-        return false;
-    };
+/// Takes a launch that worker `me` is due to run, if any (see [`due`]): it counts as
+/// run for its registration.
+pub(super) fn take_due(teams: &Teams, me: usize) -> Option<*const Header> {
+    let (g, count, job) = due(teams, me)?;
     g.seen.store(count, Relaxed);
+    Some(job)
+}
+
+/// Runs on `w` a member's part of `job`, taken by [`take_due`] or [`take_launched`].
+fn run_taken_launch(w: &Worker, job: *const Header) {
     // SAFETY: a launch under a registration's `n` publishes its job before its word
     // (release/acquire), and the coordinator keeps the job alive until every member of
-    // the fixed team, this one included, has left it.
+    // the fixed team, this one included, has left it; each launch is taken once per
+    // registration (its count is then `seen`).
     w.run_taken(|| unsafe { Header::run(job, w) });
-    true
+}
+
+/// Runs a launch that `w` is due to run, if any (see [`due`]).
+fn run_due(w: &Worker, teams: &Teams) -> bool {
+    take_due(teams, w.index())
+        .map(|job| run_taken_launch(w, job))
+        .is_some()
 }
 
 /// Lets `w`, which waits, run a launch it is due to run as a member, or join a team that
@@ -270,6 +301,53 @@ pub(super) fn ask(teams: &Teams, sleep: &Sleep, me: usize, r: u16) {
     }
 }
 
+/// Worker `me` registers with coordinator `c` as its registration `depth` (see
+/// [`enlist`]); returns the `n` it registered under.
+pub(super) fn register(
+    teams: &Teams,
+    sleep: &Sleep,
+    me: usize,
+    c: usize,
+    depth: usize,
+) -> Option<u16> {
+    let slot = &teams.slots[me];
+    // Before the CAS: the launches of this registration come after it.
+    let seen = teams.slots[c].launched.load(Relaxed);
+    let n = enlist(teams, sleep, me, c)?;
+    slot.regs[depth].set(c, n, seen);
+    slot.registered.store(depth + 1, Relaxed);
+    Some(n)
+}
+
+/// What a member registered with `c` under `n` does next: one look of [`member`].
+pub(super) enum Follow {
+    /// Run this launch (taken: see [`take_due`]).
+    Run(*const Header),
+    /// The registration is void.
+    Revoked,
+    /// Nothing to run: the word as read, and a coordinator that goes before `c` and
+    /// needs this member, if any (see [`depart`]).
+    Wait(Reg, Option<usize>),
+}
+
+/// One look of member `me`, registered with `c` under `n`.
+pub(super) fn follow(teams: &Teams, me: usize, c: usize, n: u16) -> Follow {
+    let reg = teams.slots[c].word.load();
+    // Looked for after the word: a launch made before a revocation that this load sees
+    // is found. (Launches of outer registrations too: they may be what a team here
+    // waits for.)
+    if let Some(job) = take_due(teams, me) {
+        return Follow::Run(job);
+    }
+    if reg.n != n {
+        return Follow::Revoked;
+    }
+    let first = (reg.t == 0 || reg.r == 0)
+        .then(|| partner_coordinator(teams, me, reg.r, c))
+        .flatten();
+    Follow::Wait(reg, first)
+}
+
 /// Registers with coordinator `c` and serves it (or a coordinator that goes before it)
 /// until the registration ends.
 fn member(w: &Worker, teams: &Teams, mut c: usize) {
@@ -280,36 +358,25 @@ fn member(w: &Worker, teams: &Teams, mut c: usize) {
     let outer = slot.coord.load(Relaxed);
     let depth = slot.registered.load(Relaxed);
     let g = &slot.regs[depth];
-    'register: loop {
-        let cs = &teams.slots[c];
-        let seen = cs.launched.load(Relaxed);
-        let Some(n) = enlist(teams, &w.registry().sleep, me, c) else {
-            break;
-        };
-        g.set(c, n, seen);
-        slot.registered.store(depth + 1, Relaxed);
+    'register: while let Some(n) = register(teams, &w.registry().sleep, me, c, depth) {
         let mut idle = 0u32;
         loop {
-            let reg = cs.word.load();
-            // Looked for after the word: a launch made before a revocation that this
-            // load sees is found. (Launches of outer registrations too: they may be what
-            // a team here waits for.)
-            if run_due(w, teams) {
-                idle = 0;
-                continue;
-            }
-            if reg.n != n {
-                break 'register;
-            }
-            if reg.t == 0 || reg.r == 0 {
-                if let Some(c2) = partner_coordinator(teams, me, reg.r, c) {
-                    if depart(w, teams, g) {
+            let reg = match follow(teams, me, c, n) {
+                Follow::Run(job) => {
+                    run_taken_launch(w, job);
+                    idle = 0;
+                    continue;
+                }
+                Follow::Revoked => break 'register,
+                Follow::Wait(reg, first) => {
+                    if let Some(c2) = first.filter(|_| depart(w, teams, g)) {
                         c = c2;
                         slot.registered.store(depth, Relaxed);
                         continue 'register;
                     }
+                    reg
                 }
-            }
+            };
             idle += 1;
             if idle > LINGER {
                 if reg.r == 0 && depart(w, teams, g) {
@@ -326,6 +393,12 @@ fn member(w: &Worker, teams: &Teams, mut c: usize) {
             back_off(idle);
         }
     }
+    unfollow(teams, me, depth, outer);
+}
+
+/// Member `me`'s registrations from `depth` on have ended: it follows `outer` again.
+pub(super) fn unfollow(teams: &Teams, me: usize, depth: usize, outer: usize) {
+    let slot = &teams.slots[me];
     slot.registered.store(depth, Relaxed);
     slot.coord.store(outer, Release);
 }
@@ -335,17 +408,27 @@ fn member(w: &Worker, teams: &Teams, mut c: usize) {
 /// after a launch, when the coordinator asked for a nested team, and the member of that
 /// launch must still run it. True if the member is free to go.
 fn depart(w: &Worker, teams: &Teams, g: &Registration) -> bool {
-    let cs = &teams.slots[g.coord.load(Relaxed)];
-    let n = g.n.load(Relaxed) as u16;
-    if !cs.word.leave(n) {
+    if !withdraw(teams, g) {
         return false;
     }
-    while let Some((count, job)) = cs.launch_for(n, g.seen.load(Relaxed)) {
-        g.seen.store(count, Relaxed);
-        // SAFETY: as in `run_due`.
-        w.run_taken(|| unsafe { Header::run(job, w) });
+    while let Some(job) = take_launched(teams, g) {
+        run_taken_launch(w, job);
     }
     true
+}
+
+/// The first half of [`depart`]: withdraws `g` unless its coordinator holds it.
+pub(super) fn withdraw(teams: &Teams, g: &Registration) -> bool {
+    let cs = &teams.slots[g.coord.load(Relaxed)];
+    cs.word.leave(g.n.load(Relaxed) as u16)
+}
+
+/// The second half of [`depart`]: takes a launch made under `g` that it has not run.
+pub(super) fn take_launched(teams: &Teams, g: &Registration) -> Option<*const Header> {
+    let cs = &teams.slots[g.coord.load(Relaxed)];
+    let (count, job) = cs.launch_for(g.n.load(Relaxed) as u16, g.seen.load(Relaxed))?;
+    g.seen.store(count, Relaxed);
+    Some(job)
 }
 
 /// Rounds a waiting coordinator or member yields before it naps: a team forms within
@@ -384,6 +467,31 @@ pub(super) fn form(w: &Worker, teams: &Teams, r: u16) -> u16 {
     n
 }
 
+/// What coordinator `me`, asking for a team of `r`, does next: one look of [`gather`].
+pub(super) enum Gather {
+    /// Its team is fixed under this `n`.
+    Fixed(u16),
+    /// A team that goes first needs it: its request is revoked, to serve that one.
+    GiveWay(usize),
+    /// Still forming: the word as read.
+    Wait(Reg),
+}
+
+/// One look of coordinator `me` at its request for a team of `r`.
+pub(super) fn gather_step(teams: &Teams, me: usize, r: u16) -> Gather {
+    let word = &teams.slots[me].word;
+    let reg = word.load();
+    if reg.t == r || word.fix() {
+        return Gather::Fixed(word.load().n);
+    }
+    let room = teams.slots[me].registered.load(Relaxed) < LAUNCH_DEPTH;
+    if let Some(c) = partner_coordinator(teams, me, r, me).filter(|_| room) {
+        word.revoke();
+        return Gather::GiveWay(c);
+    }
+    Gather::Wait(reg)
+}
+
 fn gather(w: &Worker, teams: &Teams, r: u16) -> u16 {
     let me = w.index();
     let word = &teams.slots[me].word;
@@ -391,18 +499,15 @@ fn gather(w: &Worker, teams: &Teams, r: u16) -> u16 {
         ask(teams, &w.registry().sleep, me, r);
         let mut idle = 0u32;
         loop {
-            let reg = word.load();
-            if reg.t == r || word.fix() {
-                return word.load().n;
-            }
-            let room = teams.slots[me].registered.load(Relaxed) < LAUNCH_DEPTH;
-            if let Some(c) = partner_coordinator(teams, me, r, me).filter(|_| room) {
-                // A team that goes first needs this worker: give way, serve it, and
-                // ask again.
-                word.revoke();
-                w.run_taken(|| member(w, teams, c));
-                break;
-            }
+            let reg = match gather_step(teams, me, r) {
+                Gather::Fixed(n) => return n,
+                Gather::GiveWay(c) => {
+                    // Serve the team that goes first, and ask again.
+                    w.run_taken(|| member(w, teams, c));
+                    break;
+                }
+                Gather::Wait(reg) => reg,
+            };
             idle += 1;
             if reg.a == 1 && idle > SPIN_ROUNDS && idle % HELP_EVERY == 0 {
                 // Help while nobody has come (the paper's waiting threads steal): the

@@ -11,14 +11,25 @@
 //! the registering partner ([`form::enlist`]). A missed wake-up shows as a deadlock; with
 //! `wants_member` left out of the last look, both models deadlock.
 //!
+//! The launch models drive the real launch and registration stacks (`Slot::publish` and
+//! `retire`, `form::register`, `follow`, `withdraw`, `take_launched`, `gather_step`,
+//! `Header::member` and `Job::run_caught`) with model loops in place of the workers'
+//! waits: a team formed and launched (also with a member's panic), a launch revoked by
+//! the nested request of its own rank 0 (the member must still find it, then join the
+//! nested team), and two coordinators asking at once (the higher id gives way, serves
+//! the other's team, then gets its own). Each checks that every member runs each launch
+//! it belongs to once, that no launch is lost (a lost one hangs its coordinator, which
+//! loom reports), and that results reach the coordinator (they sit in loom-tracked cells).
+//!
 //! Run with `.ci/loom` (`RUSTFLAGS="--cfg loom" cargo test -p heist --release --lib loom`).
 
-use super::form::{self, wants_member, Teams};
+use super::form::{self, wants_member, Follow, Gather, Teams};
 use super::word::{Reg, Word};
+use super::{Header, Job, Team};
 use crate::sleep::Sleep;
 use loom::sync::Arc;
 use loom::thread;
-use std::sync::atomic::Ordering::AcqRel;
+use std::sync::atomic::Ordering::{AcqRel, Relaxed};
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut b = loom::model::Builder::new();
@@ -179,5 +190,233 @@ fn loom_team_registration_wakes_a_sleeper_it_makes_reachable() {
         };
         sleeper(&teams, &sleep, 3);
         m.join().unwrap();
+    });
+}
+
+/// The body type of the launch models' jobs; the models run their own parts instead.
+type Body = fn(&Team<'_>) -> usize;
+
+fn never(_: &Team<'_>) -> usize {
+    unreachable!("the launch models run their own parts")
+}
+
+static NEVER: Body = never;
+
+type ModelJob = Job<'static, Body, usize>;
+
+/// What rank `rank` of a launch computes: a value that names both.
+fn value(launch: usize, rank: usize) -> usize {
+    launch * 10 + rank
+}
+
+/// A member runs launch `job`, taken by the real code: its real member part
+/// (`Header::member`, `Job::run_caught`) around `part`, which gets the rank.
+fn run_part(job: *const Header, part: impl FnOnce(usize) -> usize) {
+    // SAFETY: a launch's coordinator keeps its job alive until every member left it
+    // (what `Header::member` does last); the models' jobs are `ModelJob`s.
+    let job = unsafe { &*job.cast::<ModelJob>() };
+    job.header
+        .member(|rank| job.run_caught(rank, || part(rank)));
+}
+
+/// Coordinator `me` launches its fixed team of `r` under `n` as `Worker::launch` does:
+/// publish, rank 0 (`part0`), wait for the members, retire; then the outcome.
+fn launch(
+    teams: &Teams,
+    me: usize,
+    r: u16,
+    n: u16,
+    part0: impl FnOnce() -> usize,
+) -> std::thread::Result<Vec<usize>> {
+    let job = ModelJob::new(&NEVER, usize::from(r));
+    let slot = &teams.slots[me];
+    let i = slot.publish(&job.header, n);
+    job.run_caught(0, part0);
+    while !job.header.all_left() {
+        thread::yield_now();
+    }
+    slot.retire(i);
+    job.outcome()
+}
+
+/// Coordinator `me` asks for a team of `r` until it is fixed (`gather` without help);
+/// `None` if it gives way to a team that goes first (its request is revoked then).
+fn gather(teams: &Teams, sleep: &Sleep, me: usize, r: u16) -> Result<u16, usize> {
+    form::ask(teams, sleep, me, r);
+    loop {
+        match form::gather_step(teams, me, r) {
+            Gather::Fixed(n) => return Ok(n),
+            Gather::GiveWay(c) => return Err(c),
+            Gather::Wait(_) => thread::yield_now(),
+        }
+    }
+}
+
+/// Worker `me` registers with coordinator `c` (retrying while `c` does not need it) and
+/// follows it as `form::member` does, running each launch with `part` (given the launch's
+/// count among this worker's runs and the rank), until the registration ends. Returns
+/// how many launches it ran.
+fn serve(
+    teams: &Teams,
+    sleep: &Sleep,
+    me: usize,
+    c: usize,
+    part: &dyn Fn(usize) -> usize,
+) -> usize {
+    let n = loop {
+        match form::register(teams, sleep, me, c, 0) {
+            Some(n) => break n,
+            None => thread::yield_now(),
+        }
+    };
+    let g = &teams.slots[me].regs[0];
+    let mut ran = 0;
+    loop {
+        match form::follow(teams, me, c, n) {
+            Follow::Run(job) => {
+                run_part(job, part);
+                ran += 1;
+            }
+            Follow::Revoked => break,
+            Follow::Wait(reg, first) => {
+                assert!(first.is_none(), "no other coordinator here");
+                if reg.r == 0 && form::withdraw(teams, g) {
+                    while let Some(job) = form::take_launched(teams, g) {
+                        run_part(job, part);
+                        ran += 1;
+                    }
+                    break;
+                }
+                thread::yield_now();
+            }
+        }
+    }
+    form::unfollow(teams, me, 0, me);
+    ran
+}
+
+/// Coordinator 0 forms a team of two with worker 1 and launches it; the member's part
+/// panics if `panics`. The member runs the launch once, as rank 1, and its result or its
+/// panic reaches the coordinator after it left.
+fn formed_and_launched(panics: bool) {
+    model(move || {
+        let teams = Arc::new(Teams::new(2));
+        let sleep = Arc::new(Sleep::new(2));
+        let m = {
+            let (teams, sleep) = (teams.clone(), sleep.clone());
+            thread::spawn(move || {
+                serve(&teams, &sleep, 1, 0, &|rank| {
+                    assert_eq!(rank, 1);
+                    if panics {
+                        panic!("member");
+                    }
+                    value(1, rank)
+                })
+            })
+        };
+        let n = gather(&teams, &sleep, 0, 2).expect("nobody goes first");
+        let out = launch(&teams, 0, 2, n, || value(1, 0));
+        assert_eq!(m.join().unwrap(), 1, "the member ran the launch once");
+        match out {
+            Ok(v) => assert!(!panics && v == [value(1, 0), value(1, 1)], "{v:?}"),
+            Err(p) => assert!(panics && p.downcast_ref::<&str>() == Some(&"member")),
+        }
+        let reg = teams.slots[0].word.load();
+        assert_eq!((reg.r, reg.t), (0, 0), "the member left the finished team");
+    });
+}
+
+#[test]
+fn loom_team_formed_and_launched() {
+    formed_and_launched(false);
+}
+
+#[test]
+fn loom_team_formed_and_launched_with_a_members_panic() {
+    formed_and_launched(true);
+}
+
+/// Rank 0 of coordinator 0's launch asks for a nested team, revoking the registration
+/// that launch was made under (as `try_team` does while a launch runs). Worker 1, its
+/// member, still finds and runs the outer launch (in the launch stack, under the old
+/// `n`), then joins the nested team and runs it: each once, both results arrive.
+#[test]
+fn loom_team_launch_found_after_a_nested_request_revokes_it() {
+    // Executions in which the member ran the outer launch after its revocation.
+    static LATE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    model(|| {
+        let teams = Arc::new(Teams::new(2));
+        let sleep = Arc::new(Sleep::new(2));
+        let m = {
+            let (teams, sleep) = (teams.clone(), sleep.clone());
+            thread::spawn(move || {
+                let mut launches = Vec::new();
+                // The outer launch, then (a fresh registration) the nested one.
+                for _ in 0..2 {
+                    let ran = std::cell::Cell::new(0);
+                    serve(&teams, &sleep, 1, 0, &|rank| {
+                        ran.set(ran.get() + 1);
+                        if launches.is_empty() && teams.slots[0].word.load().r == 0 {
+                            LATE.fetch_add(1, Relaxed);
+                        }
+                        value(launches.len() + 1, rank)
+                    });
+                    launches.push(ran.get());
+                }
+                launches
+            })
+        };
+        let n = gather(&teams, &sleep, 0, 2).expect("nobody goes first");
+        let outer = launch(&teams, 0, 2, n, || {
+            teams.slots[0].word.revoke();
+            let n2 = gather(&teams, &sleep, 0, 2).expect("nobody goes first");
+            assert_ne!(n2, n, "the nested team forms under a new registration");
+            let inner = launch(&teams, 0, 2, n2, || value(2, 0)).expect("no panic");
+            assert_eq!(inner, [value(2, 0), value(2, 1)]);
+            value(1, 0)
+        });
+        assert_eq!(outer.expect("no panic"), [value(1, 0), value(1, 1)]);
+        assert_eq!(
+            m.join().unwrap(),
+            [1, 1],
+            "each launch ran once on the member"
+        );
+    });
+    assert!(LATE.load(Relaxed) > 0, "the late case was reached");
+}
+
+/// Workers 0 and 1 ask for a team of two at once. The tie goes to the lower id: worker 1
+/// gives way (its request revoked), serves 0's team, and then asks again and gets its
+/// own team with 0 as its member. Each launch runs once on each of its two workers.
+#[test]
+fn loom_team_two_requests_at_once_the_higher_id_gives_way() {
+    model(|| {
+        let teams = Arc::new(Teams::new(2));
+        let sleep = Arc::new(Sleep::new(2));
+        let one = {
+            let (teams, sleep) = (teams.clone(), sleep.clone());
+            thread::spawn(move || {
+                let mut served = 0;
+                let n = loop {
+                    match gather(&teams, &sleep, 1, 2) {
+                        Ok(n) => break n,
+                        Err(c) => {
+                            assert_eq!(c, 0, "only 0 goes first");
+                            served += serve(&teams, &sleep, 1, 0, &|rank| value(1, rank));
+                        }
+                    }
+                };
+                let out = launch(&teams, 1, 2, n, || value(2, 0)).expect("no panic");
+                (served, out)
+            })
+        };
+        let n = gather(&teams, &sleep, 0, 2).expect("0 goes first");
+        let out = launch(&teams, 0, 2, n, || value(1, 0)).expect("no panic");
+        assert_eq!(out, [value(1, 0), value(1, 1)]);
+        let served = serve(&teams, &sleep, 0, 1, &|rank| value(2, rank));
+        assert_eq!(served, 1, "0 ran 1's launch once");
+        let (served, out) = one.join().unwrap();
+        assert_eq!(served, 1, "1 ran 0's launch once");
+        assert_eq!(out, [value(2, 0), value(2, 1)]);
     });
 }

@@ -48,14 +48,13 @@ pub(crate) use form::{serve, wait_round, Teams};
 
 use crate::pool::{lock, Pool};
 use crate::sleep::SPIN_ROUNDS;
+use crate::sync::{AtomicUsize, RaceCell};
 use crate::worker::Worker;
 use barrier::Barrier;
 use form::back_off;
 use std::any::Any;
-use std::cell::UnsafeCell;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::Mutex;
 
@@ -160,6 +159,20 @@ impl Header {
         // SAFETY: by the caller's contract.
         unsafe { ((*job).execute)(job, w) };
     }
+
+    /// A member's part: takes the next rank, runs it with `run` (which must not unwind),
+    /// and leaves; leaving is its last access to the job.
+    fn member(&self, run: impl FnOnce(usize)) {
+        let rank = self.ranks.fetch_add(1, Relaxed);
+        run(rank);
+        // Release: the coordinator reads this member's result after `all_left`.
+        self.left.fetch_add(1, Release);
+    }
+
+    /// Whether every member other than the coordinator has left.
+    fn all_left(&self) -> bool {
+        self.left.load(Acquire) == self.size - 1
+    }
 }
 
 /// A launched team task, on its coordinator's stack.
@@ -168,15 +181,61 @@ struct Job<'f, F, R> {
     header: Header,
     body: &'f F,
     barrier: Barrier,
-    results: Box<[UnsafeCell<Option<R>>]>,
+    results: Box<[RaceCell<Option<R>>]>,
     panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
-impl<F, R> Job<'_, F, R>
+impl<'f, F, R> Job<'f, F, R>
 where
     F: Fn(&Team<'_>) -> R + Sync,
     R: Send,
 {
+    /// The job of a team of `r` running `body`.
+    fn new(body: &'f F, r: usize) -> Self {
+        Job {
+            header: Header {
+                execute: Self::execute,
+                size: r,
+                ranks: AtomicUsize::new(1),
+                left: AtomicUsize::new(0),
+            },
+            body,
+            barrier: Barrier::new(r),
+            results: (0..r).map(|_| RaceCell::new(None)).collect(),
+            panic: Mutex::new(None),
+        }
+    }
+
+    /// Rank `rank`'s part, `part`: its result stored, or its panic kept (the first) and
+    /// the barrier poisoned.
+    fn run_caught(&self, rank: usize, part: impl FnOnce() -> R) {
+        match panic::catch_unwind(AssertUnwindSafe(part)) {
+            // SAFETY: each rank is handed out once, so this slot is this member's alone
+            // until the coordinator reads it after every member left (`Header::member`'s
+            // release, `Header::all_left`'s acquire).
+            Ok(r) => unsafe { self.results[rank].with_mut(|p| *p = Some(r)) },
+            Err(p) => {
+                // Recorded before the poison: a member woken by it panics in turn, and
+                // that panic must not take the first one's place.
+                crate::task::record_first(&self.panic, p);
+                self.barrier.poison();
+            }
+        }
+    }
+
+    /// After every member left: the results by rank, or the first panic.
+    fn outcome(self) -> std::thread::Result<Vec<R>> {
+        if let Some(p) = lock(&self.panic).take() {
+            return Err(p);
+        }
+        Ok(self
+            .results
+            .iter()
+            // SAFETY: every member has left (`Header::all_left`), so nobody writes.
+            .map(|c| unsafe { c.with_mut(|p| (*p).take()) }.expect("every rank ran"))
+            .collect())
+    }
+
     /// Runs rank `rank` on `w`: the body, its result stored, a panic kept (the first)
     /// and the barrier poisoned.
     fn run_rank(&self, rank: usize, w: &Worker) {
@@ -188,29 +247,17 @@ where
             barrier: &self.barrier,
             worker: w,
         };
-        let out = panic::catch_unwind(AssertUnwindSafe(|| (self.body)(&team)));
+        self.run_caught(rank, || (self.body)(&team));
         slot.depth.store(slot.depth.load(Relaxed) - 1, Relaxed);
-        match out {
-            // SAFETY: each rank is handed out once, so this slot is this member's alone
-            // until the coordinator reads it after every member left.
-            Ok(r) => unsafe { *self.results[rank].get() = Some(r) },
-            Err(p) => {
-                // Recorded before the poison: a member woken by it panics in turn, and
-                // that panic must not take the first one's place.
-                crate::task::record_first(&self.panic, p);
-                self.barrier.poison();
-            }
-        }
     }
 
     /// `Header::execute` for this job type.
     unsafe fn execute(job: *const Header, w: &Worker) {
         // SAFETY: `job` is the header at the start of this `#[repr(C)]` job, which is
-        // alive until its `left` count reaches every member (below, the last access).
+        // alive until its `left` count reaches every member (`Header::member` leaves
+        // last).
         let this = unsafe { &*job.cast::<Self>() };
-        let rank = this.header.ranks.fetch_add(1, Relaxed);
-        this.run_rank(rank, w);
-        this.header.left.fetch_add(1, Release);
+        this.header.member(|rank| this.run_rank(rank, w));
     }
 }
 
@@ -287,29 +334,10 @@ impl Worker {
             }
             slot.word.revoke();
         }
-        let job = Job {
-            header: Header {
-                execute: Job::<F, R>::execute,
-                size: r,
-                ranks: AtomicUsize::new(1),
-                left: AtomicUsize::new(0),
-            },
-            body: &body,
-            barrier: Barrier::new(r),
-            results: (0..r).map(|_| UnsafeCell::new(None)).collect(),
-            panic: Mutex::new(None),
-        };
+        let job = Job::new(&body, r);
         let n = form::form(self, teams, r as u16);
         self.launch(teams, &job, n);
-        if let Some(p) = lock(&job.panic).take() {
-            panic::resume_unwind(p);
-        }
-        Ok(job
-            .results
-            .into_vec()
-            .into_iter()
-            .map(|c| c.into_inner().expect("every rank ran"))
-            .collect())
+        Ok(job.outcome().unwrap_or_else(|p| panic::resume_unwind(p)))
     }
 
     /// Publishes `job` to the fixed team, runs rank 0, and waits for every member.
@@ -319,19 +347,12 @@ impl Worker {
         R: Send,
     {
         let slot = &teams.slots[self.index()];
-        let i = slot.launching.load(Relaxed);
-        let count = slot.launched.load(Relaxed) + 1;
-        slot.launched.store(count, Relaxed);
-        let entry = &slot.launches[i];
-        let job_ptr = &job.header as *const Header as *mut Header;
-        entry.job.store(job_ptr, Release);
-        entry.word.store(u64::from(n) << 48 | count, Release);
-        slot.launching.store(i + 1, Release);
+        let i = slot.publish(&job.header, n);
         // A member may wait elsewhere, asleep, with this launch in its last look.
         self.registry().sleep.wake_all();
         job.run_rank(0, self);
         let mut idle = 0u32;
-        while job.header.left.load(Acquire) < job.header.size - 1 {
+        while !job.header.all_left() {
             // A member's body may wait for a team or work that needs this worker.
             idle += 1;
             if idle > SPIN_ROUNDS && form::lend(self) {
@@ -340,8 +361,7 @@ impl Worker {
             }
             back_off(idle);
         }
-        slot.launching.store(i, Relaxed);
-        slot.word.finish();
+        slot.retire(i);
     }
 }
 
