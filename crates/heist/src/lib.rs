@@ -114,7 +114,10 @@ mod latch;
 #[cfg(all(test, loom))]
 mod loom_latch;
 #[cfg(all(test, loom))]
+mod loom_offer;
+#[cfg(all(test, loom))]
 mod loom_sleep;
+mod offer;
 mod par;
 mod pool;
 mod promise;

@@ -36,6 +36,8 @@ pub(crate) struct WorkerInfo {
     /// Jobs for this worker alone (`broadcast`); never stolen.
     pub(crate) mail: Mutex<Vec<Job>>,
     pub(crate) has_mail: AtomicBool,
+    /// The part of a running loop this worker offers while inside a long block.
+    pub(crate) offer: crate::offer::OfferSlot,
     /// Where the worker's own context lives while its thread runs (see `worker::main`):
     /// beside its deque, so that the owner reaches the gate at a fixed offset.
     pub(crate) seat: Seat,
@@ -99,6 +101,7 @@ impl Registry {
                 jobs_len: AtomicUsize::new(0),
                 mail: Mutex::new(Vec::new()),
                 has_mail: AtomicBool::new(false),
+                offer: crate::offer::OfferSlot::new(),
                 seat: Seat::new(),
             })
             .collect();

@@ -11,13 +11,14 @@
 //! the match is one predictable branch, and the owner's fast path never reaches it.
 
 use crate::lace::Lace;
+use crate::offer::{Offer, OfferSlot};
 use crate::pool::Scheduler;
 use crate::registry::{Injected, Registry};
 use crate::relay::Relay;
 use crate::task::Slot;
 use crate::worker::{Job, Worker};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The task store both schedulers keep: Lace's split deque, whose owner pushes and pops
 /// through the gate; under relay no thief touches it (`Owner::start_private`).
@@ -81,6 +82,17 @@ pub(crate) trait Schedule {
     /// where thieves take the pushed pieces themselves.
     fn waiting_requests<'w>(&self, _w: &'w Worker) -> Waiting<'w> {
         Waiting::default()
+    }
+
+    /// `w` has stood an offer (`crate::offer`) after reading the clock at `now`: make
+    /// sure a thief may see it. Relay's thieves ask and then look while their request
+    /// waits; none on relay.
+    fn offer_stood(&self, _w: &Worker, _now: Option<Instant>) {}
+
+    /// `w`, a thief, takes the offer whose word is `seen` from `slot` (`crate::offer`),
+    /// if it still stands.
+    fn take_offer(&self, _w: &Worker, slot: &OfferSlot, seen: u64) -> Option<*const Offer> {
+        slot.take(seen)
     }
 }
 
@@ -205,5 +217,15 @@ impl Schedule for Sched {
     #[inline]
     fn waiting_requests<'w>(&self, w: &'w Worker) -> Waiting<'w> {
         dispatch!(self, s => s.waiting_requests(w))
+    }
+
+    #[inline]
+    fn offer_stood(&self, w: &Worker, now: Option<Instant>) {
+        dispatch!(self, s => s.offer_stood(w, now))
+    }
+
+    #[inline]
+    fn take_offer(&self, w: &Worker, slot: &OfferSlot, seen: u64) -> Option<*const Offer> {
+        dispatch!(self, s => s.take_offer(w, slot, seen))
     }
 }

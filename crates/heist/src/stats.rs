@@ -68,6 +68,11 @@ pub struct WorkerStats {
     pub splits: u64,
     /// Blocks of items that loops folded between checks for thieves (`par`).
     pub blocks: u64,
+    /// Offers of part of a loop that its owner stood while folding a block it could not
+    /// bound in time (`par`, `offer.rs`).
+    pub offers: u64,
+    /// Such offers this worker took as a thief.
+    pub offers_taken: u64,
     /// The loop driver's blocks by size: entry `b` counts blocks of `2^b` to
     /// `2^(b+1) - 1` items (the last entry also counts larger ones).
     pub block_sizes: [u64; BLOCK_BUCKETS],
@@ -156,7 +161,9 @@ counters!(
     reply_wait_ns,
     idle_ns,
     splits,
-    blocks
+    blocks,
+    offers,
+    offers_taken
 );
 
 /// Measures a stretch of idle time; a no-op without the `stats` feature.

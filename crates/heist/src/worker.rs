@@ -40,6 +40,8 @@ pub struct Worker {
     frames: Frames,
     /// Addresses that lie in this worker's thread stack and in no other (`Scope::worker`).
     stack: (usize, usize),
+    /// Its own side of the loops' standing offers (`crate::offer`).
+    offers: crate::offer::Local,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -117,6 +119,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
             ),
             frames: Frames::new(),
             stack: stack_bounds().unwrap_or((0, 0)),
+            offers: Default::default(),
             _not_send: PhantomData,
         })
     };
@@ -584,6 +587,11 @@ impl Worker {
             let r = &self.registry;
             let me = &r.infos[self.index];
             let timeout = self.sched().sleep_timeout(self, timeout);
+            // A thief watching an offer looks again once it has stood long enough.
+            let timeout = match (timeout, self.offers.watch_left()) {
+                (Some(t), Some(o)) => Some(t.min(o)),
+                (t, o) => t.or(o),
+            };
             r.sleep.sleep(self.index, self.roots(), timeout, || {
                 self.sched().work_visible(self)
                     || done()
@@ -637,14 +645,15 @@ impl Worker {
         if crate::reduce::help(self) {
             return true;
         }
-        if self.sched().steal(self, self.random_victim()) {
+        let victim = self.random_victim();
+        if self.sched().steal(self, victim) {
             stat!(self.counters(), steals);
             // A hint: there may be more where this came from.
             r.sleep.wake_one();
             return true;
         }
         stat!(self.counters(), failed_steals);
-        false
+        victim.is_some_and(|v| crate::offer::look(self, v))
     }
 
     /// Runs a job posted to this worker alone (`broadcast`), if one waits.
@@ -677,6 +686,16 @@ impl Worker {
         x ^= x << 17;
         self.rng.set(x);
         x
+    }
+
+    /// Its own side of the loops' standing offers.
+    pub(crate) fn offers(&self) -> &crate::offer::Local {
+        &self.offers
+    }
+
+    /// Its offer slot, where the loops it runs stand their offers.
+    pub(crate) fn offer_slot(&self) -> &crate::offer::OfferSlot {
+        &self.registry.infos[self.index].offer
     }
 
     pub(crate) fn counters(&self) -> &crate::stats::Counters {

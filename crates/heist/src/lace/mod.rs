@@ -14,7 +14,7 @@ use crate::worker::{Job, Worker};
 use deque::Steal;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Consecutive failed steals from the thief before a leapfrogging owner tries a random
 /// victim (Lace §4.3).
@@ -111,6 +111,13 @@ impl Schedule for Lace {
 
     fn barrier_at_root(&self, _r: &Arc<Registry>, _w: Option<&Worker>) -> bool {
         false
+    }
+
+    /// Lace's thieves sleep without a timeout when nothing was in flight as they fell
+    /// asleep, and a root wakes only the worker that takes it: wake one to watch the
+    /// offer (at most every millisecond, `crate::offer::wake_watcher`).
+    fn offer_stood(&self, w: &Worker, now: Option<Instant>) {
+        crate::offer::wake_watcher(w, now);
     }
 
     /// Lace raises the gate for a split request and also while the deque is all stolen,

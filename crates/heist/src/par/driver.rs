@@ -13,6 +13,7 @@
 //! [`Producer`] becomes a parallel iterator (see [`Producer`]'s example).
 
 use super::demand::{self, split_demanded};
+use super::offered;
 use super::outside;
 use crate::pool::{global_or_panic, Pool};
 use crate::stats::stat;
@@ -324,6 +325,8 @@ pub(super) struct Blocks {
     cap: usize,
     /// Items worth `TAIL` at the last pace (0 until one is measured).
     floor: usize,
+    /// Whether one item took longer than `LONG_BLOCK` at the last pace.
+    slow: bool,
     /// The last sample of the pace that was long enough: nanoseconds, items (0: none).
     sample: (u64, usize),
     /// When the clock was last read (the sample in progress started), if ever.
@@ -332,6 +335,9 @@ pub(super) struct Blocks {
     unread: usize,
     /// Read the clock once `unread` reaches this.
     due: usize,
+    /// Whether the first block ended within `offer::STANDING` of the first clock read
+    /// (known from the second read on).
+    quick_start: Option<bool>,
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -348,11 +354,40 @@ impl Blocks {
             max,
             cap: usize::MAX,
             floor: 0,
+            slow: false,
             sample: (0, 0),
             since: None,
             unread: 0,
             due: 0,
+            quick_start: None,
         }
+    }
+
+    /// Whether no block has been sized yet: `block` doubles from what each block took.
+    #[inline(always)]
+    pub(super) fn fresh(&self) -> bool {
+        self.block == 1
+    }
+
+    /// Whether one item took longer than `LONG_BLOCK` at the last pace, so that even a
+    /// block of one would keep a thief's request waiting longer than planned. The owner
+    /// stands an offer while it folds such a block, as while it folds a fresh piece's
+    /// first, whose items are not timed yet (`offered.rs`).
+    #[inline(always)]
+    pub(super) fn slow(&self) -> bool {
+        self.slow
+    }
+
+    /// When the clock was last read (for a fresh piece's first block or a slow one, by
+    /// the `next` that sized it).
+    pub(super) fn last_read(&self) -> Option<Instant> {
+        self.since
+    }
+
+    /// Whether the piece's first block ended before a thief would take an offer of the
+    /// rest (`offer::STANDING`), once known.
+    pub(super) fn quick_start(&self) -> Option<bool> {
+        self.quick_start
     }
 
     /// The size of the next block when `len` items are left (at least 1): within
@@ -407,6 +442,9 @@ impl Blocks {
             return;
         };
         let ns = nanos(now.saturating_duration_since(t0));
+        if self.quick_start.is_none() {
+            self.quick_start = Some(ns < nanos(crate::offer::STANDING));
+        }
         let least = nanos(MIN_SAMPLE);
         if ns < least {
             let grow = usize::try_from(least / ns.max(1)).unwrap_or(usize::MAX);
@@ -414,7 +452,9 @@ impl Blocks {
             return;
         }
         self.sample = (ns, self.unread);
-        self.cap = self.items_worth(LONG_BLOCK).max(1);
+        let long = self.items_worth(LONG_BLOCK);
+        self.cap = long.max(1);
+        self.slow = long == 0;
         self.floor = self.items_worth(TAIL);
         self.due = self.items_worth(MIN_SAMPLE).max(1);
         self.since = Some(now);
@@ -444,6 +484,10 @@ where
 {
     let guard = StopOnUnwind(&lp.stop);
     let min = blocks.min;
+    // A fresh piece's first block is unsure: its items are not timed yet. Unless the
+    // last piece on this worker began with a quick block: then its offer was of no use,
+    // and this one's likely too.
+    let mut first = P::CUTS && blocks.fresh() && !w.offers().quick_start();
     loop {
         let len = p.len();
         if len == 0 || lp.stopped() {
@@ -454,11 +498,26 @@ where
             return split(w, lp, p, acc, blocks);
         }
         let n = blocks.next(len);
-        (acc, p) = p.fold_block(n, lp.kernel, acc);
+        let unsure = P::CUTS && (first || blocks.slow());
+        first = false;
+        if unsure && len - n >= 2 * min && offered::may_stand(w) {
+            match offered::block(w, lp, p, acc, n, blocks) {
+                Ok((a, rest)) => (acc, p) = (a, rest),
+                Err(out) => {
+                    std::mem::forget(guard);
+                    return out;
+                }
+            }
+        } else {
+            (acc, p) = p.fold_block(n, lp.kernel, acc);
+        }
         stat!(w.counters(), blocks);
         crate::stats::block_size(w.counters(), n);
     }
     std::mem::forget(guard);
+    if let Some(q) = blocks.quick_start().filter(|_| P::CUTS) {
+        w.offers().set_quick_start(q);
+    }
     stop_on_unwind(lp, || lp.kernel.finish(acc))
 }
 
@@ -474,7 +533,7 @@ where
 {
     stat!(w.counters(), splits);
     let waiting = demand::waiting(w);
-    let ways = waiting.thieves().max(1) + 1;
+    let ways = waiting.ways();
     cut(w, lp, p, acc, blocks, ways, waiting)
 }
 
@@ -546,10 +605,12 @@ mod tests {
             max: usize::MAX,
             cap: usize::MAX,
             floor: 0,
+            slow: false,
             sample: (0, 0),
             since: None,
             unread: 0,
             due,
+            quick_start: None,
         }
     }
 

@@ -35,6 +35,7 @@ mod loom_claim;
 mod maps;
 mod more_sources;
 mod multizip;
+mod offered;
 mod outside;
 mod per_piece;
 mod ranges;

@@ -34,10 +34,11 @@ pub(crate) use termination::{Barriers, IdleSet, MANAGER};
 
 use crate::frame::Roots;
 use crate::lace::deque::{Deque, Home, Owner, Pop};
+use crate::offer::{Offer, OfferSlot};
 use crate::registry::{Injected, Registry};
 use crate::sched::Schedule;
 use crate::stats::stat;
-use crate::sync::{fence, AtomicU64, Padded};
+use crate::sync::{fence, AtomicBool, AtomicU64, Padded};
 use crate::task::Slot;
 use crate::worker::{Job, Worker};
 use std::cell::Cell;
@@ -158,6 +159,11 @@ pub(crate) struct Relay {
 
 struct PerWorker {
     channels: Channels,
+    /// Set by the worker when it takes a loop's standing offer (`crate::offer`) while
+    /// its request is out, before the take; cleared when the request comes home or it
+    /// sends a new one after an answer. The request then goes home unanswered: it has
+    /// work.
+    took_offer: AtomicBool,
     state: Padded<Owned>,
 }
 
@@ -176,6 +182,7 @@ impl Relay {
             workers: (0..workers)
                 .map(|_| PerWorker {
                     channels: Channels::new(workers),
+                    took_offer: AtomicBool::new(false),
                     state: Padded(Owned(WorkerState::default())),
                 })
                 .collect(),
@@ -315,6 +322,16 @@ impl Schedule for Relay {
     fn waiting_requests<'w>(&self, w: &'w Worker) -> split::Waiting<'w> {
         split::Waiting::take(w)
     }
+
+    /// A thief whose request is out marks it answered before the take: the owner whose
+    /// offer it takes then sends the request home instead of splitting for it (the
+    /// owner's failed take-back acquires the take, and so the mark).
+    fn take_offer(&self, w: &Worker, slot: &OfferSlot, seen: u64) -> Option<*const Offer> {
+        let mark = state(w)
+            .outstanding()
+            .then(|| &self.workers[w.index()].took_offer);
+        take_marked(mark, slot, seen)
+    }
 }
 
 /// A worker's own relay state.
@@ -412,6 +429,31 @@ fn poll(w: &Worker) {
     request::handle_waiting(w);
 }
 
+/// A thief's take of an offer, with `mark` (its `took_offer`, while its request is out)
+/// set before the take and cleared again if the take fails: the take's release carries
+/// the mark to the owner whose take-back fails (PROTOCOLS.md, "Standing offers").
+pub(crate) fn take_marked(
+    mark: Option<&AtomicBool>,
+    slot: &OfferSlot,
+    seen: u64,
+) -> Option<*const Offer> {
+    if let Some(m) = mark {
+        m.store(true, Relaxed);
+    }
+    let got = slot.take(seen);
+    if got.is_none() {
+        if let Some(m) = mark {
+            m.store(false, Relaxed);
+        }
+    }
+    got
+}
+
+/// Whether `thief` has taken an offer since it sent its request (see `PerWorker`).
+fn took_offer(w: &Worker, thief: u32) -> bool {
+    relay(w).workers[thief as usize].took_offer.load(Relaxed)
+}
+
 /// Whether `w` takes jobs submitted from outside: the manager does; so does a worker whose
 /// task waits for another pool's `run`, which the manager counts busy all along.
 fn takes_from_outside(w: &Worker) -> bool {
@@ -506,6 +548,7 @@ fn steal(w: &Worker, victim: usize) -> bool {
         let to = l.last_victim.take().unwrap_or(victim as u32);
         adapt(w);
         l.sent_at.set(Some(Instant::now()));
+        relay(w).workers[w.index()].took_offer.store(false, Relaxed);
         request::ask(w, to);
     }
     false

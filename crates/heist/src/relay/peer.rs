@@ -10,7 +10,8 @@
 //! protocol code itself.
 
 use super::{
-    give, give_jobs, relay, send, state, Barriers, Request, StealAmount, WorkerState, MANAGER,
+    give, give_jobs, relay, send, state, took_offer, Barriers, Request, StealAmount, WorkerState,
+    MANAGER,
 };
 use crate::frame::Roots;
 use crate::stats::Counters;
@@ -62,6 +63,16 @@ pub(crate) trait Peer {
 
     /// A pseudo-random number, for victim selection.
     fn random(&self) -> u64;
+
+    /// Whether `thief` has taken a loop's standing offer since it sent its request
+    /// (`crate::offer`), which then goes home unanswered.
+    fn took_offer(&self, _thief: u32) -> bool {
+        false
+    }
+
+    /// This worker's request came home: whatever offer it took, its next request (or
+    /// this one, sent on to the manager) asks afresh.
+    fn request_home(&self) {}
 
     /// The manager has just declared termination: workers that wait in the barrier or
     /// back off should look again.
@@ -168,6 +179,18 @@ impl Peer for Worker {
     #[inline]
     fn random(&self) -> u64 {
         self.next_random()
+    }
+
+    #[inline]
+    fn took_offer(&self, thief: u32) -> bool {
+        took_offer(self, thief)
+    }
+
+    #[inline]
+    fn request_home(&self) {
+        relay(self).workers[self.index()]
+            .took_offer
+            .store(false, Relaxed);
     }
 
     fn declared(&self) {

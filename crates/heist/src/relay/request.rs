@@ -33,6 +33,17 @@ pub(super) fn handle<P: Peer>(p: &P, mut req: Request) {
         own_returned(p, req);
         return;
     }
+    if p.took_offer(req.thief) {
+        // Its thief has work from a loop's offer (`crate::offer`): the request goes home.
+        // `Idle` means it is on its way to the manager, which is here and has not
+        // registered the thief: it is working.
+        if req.status == Status::Idle {
+            req.status = Status::Working;
+        }
+        stat!(p.counters(), requests_returned);
+        p.send(req.thief, req);
+        return;
+    }
     if try_give(p, &req) {
         return;
     }
@@ -75,6 +86,7 @@ fn forward<P: Peer>(p: &P, mut req: Request) {
 fn own_returned<P: Peer>(p: &P, mut req: Request) {
     let l = p.state();
     l.outstanding.set(false);
+    p.request_home();
     if l.revoked.replace(false) {
         req.status = Status::Working;
     }

@@ -5,7 +5,7 @@
 
 use super::request;
 use super::termination;
-use super::{lower_gate_then_fence, relay, state, Request};
+use super::{lower_gate_then_fence, relay, state, took_offer, Request};
 use crate::worker::Worker;
 
 /// The requests (and manager updates) taken from a worker's channel for one cut. They
@@ -29,13 +29,24 @@ impl<'w> Waiting<'w> {
         }
     }
 
-    /// How many of them are other thieves' steal requests: the |S| of the cut.
+    /// How many of them are other thieves' steal requests still to answer: the |S| of
+    /// the cut (a thief that took an offer since it asked has work).
     pub(crate) fn thieves(&self) -> usize {
-        let me = self.w.map_or(u32::MAX, |w| w.index() as u32);
+        let Some(w) = self.w else { return 0 };
+        let me = w.index() as u32;
         self.reqs
             .iter()
-            .filter(|r| !r.update && r.thief != me)
+            .filter(|r| !r.update && r.thief != me && !took_offer(w, r.thief))
             .count()
+    }
+
+    /// Into how many parts a split cuts the rest: |S|+1 on relay (1: no split, when no
+    /// thief waits); two on Lace, whose thieves take the pushed part themselves.
+    pub(crate) fn ways(&self) -> usize {
+        match self.w {
+            Some(_) => self.thieves() + 1,
+            None => 2,
+        }
     }
 
     /// Handles every request taken, after the pieces were pushed: a thief's request

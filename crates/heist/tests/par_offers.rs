@@ -1,0 +1,146 @@
+//! Standing offers (`offer.rs`, `par/offered.rs`): while the owner of a loop over a range
+//! or a slice folds a block it cannot bound in time, a thief takes the upper half of its
+//! rest. The thief must get in while the owner is still inside its first item, results
+//! must equal seq's in order, panics on either side must reach the caller after both
+//! sides stopped, and the pool must stay usable; on 1–16 workers under both schedulers.
+
+mod par_pools;
+
+use heist::prelude::*;
+use par_pools::on_every_pool;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::thread::{self, ThreadId};
+use std::time::{Duration, Instant};
+
+/// Busy for about `us` microseconds (not a sleep: the worker stays on its item).
+fn spin(us: u64) -> u64 {
+    let t = Instant::now();
+    let mut x = 0u64;
+    while t.elapsed() < Duration::from_micros(us) {
+        x = std::hint::black_box(x.wrapping_add(1));
+    }
+    x & 1
+}
+
+/// Waits, busy, until `flag` is set or 20 s have passed; whether it was set.
+fn spin_until(flag: &AtomicBool) -> bool {
+    let t = Instant::now();
+    while !flag.load(SeqCst) {
+        if t.elapsed() > Duration::from_secs(20) {
+            return false;
+        }
+        std::hint::spin_loop();
+    }
+    true
+}
+
+#[test]
+fn a_thief_gets_in_while_the_owner_is_inside_its_first_item() {
+    on_every_pool(|pool| {
+        if pool.workers() < 2 {
+            return;
+        }
+        for _ in 0..3 {
+            let owner: std::sync::Mutex<Option<ThreadId>> = Default::default();
+            let helped = AtomicBool::new(false);
+            let n = 64u64;
+            let s: u64 = pool.run(|_| {
+                (0..n)
+                    .into_par_iter()
+                    .map(|i| {
+                        if i == 0 {
+                            *owner.lock().unwrap() = Some(thread::current().id());
+                            // Only a thief that took the offer can run an item now: the
+                            // owner splits between blocks, and it is inside this one.
+                            assert!(spin_until(&helped), "no thief got in within 20 s");
+                            return 0;
+                        }
+                        let me = Some(thread::current().id());
+                        if *owner.lock().unwrap() != me {
+                            helped.store(true, SeqCst);
+                        }
+                        i
+                    })
+                    .sum()
+            });
+            assert_eq!(s, n * (n - 1) / 2);
+        }
+    });
+}
+
+#[test]
+fn loops_of_long_items_equal_seq_in_order() {
+    on_every_pool(|pool| {
+        // Long items throughout: every block stands an offer.
+        let words: Vec<String> = (0..40).map(|i| format!("{i},")).collect();
+        let cat = pool.run(|_| {
+            words
+                .par_iter()
+                .map(|w| {
+                    spin(300);
+                    w.clone()
+                })
+                .reduce(String::new, |a, b| a + &b)
+        });
+        assert_eq!(cat, words.concat());
+        // A long first item, then short ones; collected in order.
+        let v: Vec<u64> = pool.run(|_| {
+            (0..2000u64)
+                .into_par_iter()
+                .map(|i| {
+                    if i == 0 {
+                        spin(3000);
+                    }
+                    i * 3
+                })
+                .collect()
+        });
+        assert!(v.iter().copied().eq((0..2000u64).map(|i| i * 3)));
+        // Loops inside long items: only the outer one stands offers.
+        let nested: u64 = pool.run(|_| {
+            (0..12u64)
+                .into_par_iter()
+                .map(|i| {
+                    spin(200);
+                    (0..1000u64).into_par_iter().map(|j| j ^ i).sum::<u64>()
+                })
+                .sum()
+        });
+        let expected: u64 = (0..12u64)
+            .map(|i| (0..1000u64).map(|j| j ^ i).sum::<u64>())
+            .sum();
+        assert_eq!(nested, expected);
+    });
+}
+
+#[test]
+fn a_panic_on_either_side_of_a_taken_offer_reaches_the_caller() {
+    on_every_pool(|pool| {
+        let n = 40u64;
+        // In the taker's half, in the owner's first item, and in its half after.
+        for bad in [n - 1, 0, 5] {
+            let ran = AtomicUsize::new(0);
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                pool.run(|_| {
+                    (0..n)
+                        .into_par_iter()
+                        .map(|i| {
+                            ran.fetch_add(1, SeqCst);
+                            spin(if i == 0 { 2000 } else { 200 });
+                            assert!(i != bad, "bomb at {i}");
+                            i
+                        })
+                        .sum::<u64>()
+                })
+            }));
+            let msg = r.expect_err("the panic was lost");
+            let msg = msg.downcast_ref::<String>().cloned().unwrap_or_default();
+            assert_eq!(msg, format!("bomb at {bad}"));
+            assert!(ran.load(SeqCst) as u64 <= n);
+            // The pool is still usable.
+            let s: u64 = pool.run(|_| (0..1000u64).into_par_iter().sum());
+            assert_eq!(s, 999 * 1000 / 2);
+        }
+    });
+}
