@@ -135,8 +135,6 @@ impl OfferSlot {
 #[derive(Default)]
 pub(crate) struct Local {
     next_wake: Cell<Option<Instant>>,
-    /// Whether the last loop piece it ran with a timed first block had a quick one.
-    quick_start: Cell<bool>,
     watch: Cell<Option<Watch>>,
 }
 
@@ -151,18 +149,6 @@ struct Watch {
 }
 
 impl Local {
-    /// Whether the last loop piece it timed began with a block shorter than `STANDING`:
-    /// an offer around that block came to nothing, and so would one around the next
-    /// piece's first, likely alike (a loop called again and again).
-    #[inline]
-    pub(crate) fn quick_start(&self) -> bool {
-        self.quick_start.get()
-    }
-
-    pub(crate) fn set_quick_start(&self, q: bool) {
-        self.quick_start.set(q);
-    }
-
     /// How long until the watched offer has stood long enough (an idle thief sleeps no
     /// longer), if one is watched and worth waking for.
     pub(crate) fn watch_left(&self) -> Option<Duration> {

@@ -17,9 +17,9 @@
 
 use super::demand::split_demanded;
 use super::driver::{
-    len_bounds, piece, stop_on_unwind, Blocks, Here, IndexedProducer, Kernel, Loop, Producer,
-    StopOnUnwind,
+    len_bounds, piece, stop_on_unwind, Here, IndexedProducer, Kernel, Loop, Producer, StopOnUnwind,
 };
+use super::pace::Blocks;
 use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 use crate::latch::Latch;
 use crate::pool::Pool;

@@ -37,6 +37,7 @@ mod more_sources;
 mod multizip;
 mod offered;
 mod outside;
+mod pace;
 mod per_piece;
 mod ranges;
 mod repeat;

@@ -1,13 +1,14 @@
 //! A loop's standing offer (`crate::offer`): before a block whose length in time it
-//! cannot bound (a fresh piece's first, or one of slow items: `Blocks::slow`), the owner of a piece over a producer that can be
-//! cut ([`Producer::CUTS`]) offers the upper half of what the block leaves, folds the block
-//! through a cut of its own, and takes the offer back. A thief that took it cuts its half
-//! out and runs it as a piece of the same loop; the owner goes on with the lower half and
-//! then waits for the thief, as a `join` does (Lazy Binary Splitting's split, made by the
-//! thief at a moment the owner fixed in advance; Embracing Explicit Communication in
-//! Work-Stealing Runtime Systems, §5.3).
+//! cannot bound (a fresh piece's first, or one of slow items: `Blocks::slow`), the owner
+//! of a piece over a producer that can be cut ([`Producer::CUTS`]) offers the upper half
+//! of what the block leaves, folds the block through a cut of its own, and takes the
+//! offer back. A thief that took it cuts its half out and runs it as a piece of the same
+//! loop; the owner goes on with the lower half and then waits for the thief, as a `join`
+//! does (the split of Embracing Explicit Communication in Work-Stealing Runtime Systems,
+//! §5.3, made by the thief at a point the owner fixed in advance).
 
-use super::driver::{piece, stop_on_unwind, Blocks, Kernel, Loop, Producer};
+use super::driver::{piece, stop_on_unwind, Kernel, Loop, Producer};
+use super::pace::Blocks;
 use crate::offer::{Offer, Ticket};
 use crate::sched::Schedule;
 use crate::stats::stat;

@@ -15,7 +15,8 @@
 //!   outside: hand-offs"; loom model in `loom_claim.rs`).
 
 use super::claim::{await_latch, shared, Progress};
-use super::driver::{len_bounds, piece, Blocks, Kernel, Loop, Producer};
+use super::driver::{len_bounds, piece, Kernel, Loop, Producer};
+use super::pace::Blocks;
 use crate::latch::Latch;
 use crate::pool::Pool;
 use crate::sync::{AtomicUsize, RaceCell};
