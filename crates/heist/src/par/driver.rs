@@ -309,7 +309,9 @@ where
             return split(w, lp, p, acc, blocks);
         }
         let n = blocks.next(len);
-        let unsure = P::CUTS && (first || blocks.slow());
+        // A first block and a slow one are of the fewest items; test that first, as the
+        // cheapest.
+        let unsure = P::CUTS && n == min && (first || blocks.slow());
         first = false;
         if unsure && len - n >= 2 * min && offered::may_stand(w) {
             match offered::block(w, lp, p, acc, n, blocks) {
