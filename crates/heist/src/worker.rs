@@ -316,30 +316,12 @@ impl Worker {
         (ra, self.sync::<B, RB>(slot))
     }
 
-    /// Pushes `b` onto the deque (Lace SPAWN); gives it back if the deque is full. The
-    /// caller must `sync` the slot, in LIFO order with every other pushed slot.
-    #[inline(always)]
-    pub(crate) fn push_task<B, RB>(&self, b: B) -> Result<&Slot, B>
-    where
-        B: FnOnce(&Worker) -> RB + Send,
-        RB: Send,
-    {
-        debug_assert!(task::fits::<B, RB>());
-        let Some(slot) = self.owner.fast_slot() else {
-            return self.push_task_slow::<B, RB>(b);
-        };
-        // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and the
-        // caller checked `fits::<B, RB>()`.
-        unsafe { slot.put::<Worker, B, RB>(b) };
-        self.owner.advance(slot);
-        Ok(slot)
-    }
-
-    /// A push with the gate down: the deque is full, a thief or requester is waiting,
-    /// or (Lace) the push must publish.
+    /// A push of `b` (which fits a slot) with the gate down: the deque is full, a thief or
+    /// requester is waiting, or (Lace) the push must publish. Gives `b` back if the deque
+    /// is full; the caller syncs the slot in LIFO order with every other pushed slot.
     #[cold]
     #[inline(never)]
-    fn push_task_slow<B, RB>(&self, b: B) -> Result<&Slot, B>
+    pub(crate) fn push_task_slow<B, RB>(&self, b: B) -> Result<&Slot, B>
     where
         B: FnOnce(&Worker) -> RB + Send,
         RB: Send,
@@ -347,7 +329,8 @@ impl Worker {
         let Some(slot) = self.owner.next_slot() else {
             return Err(b);
         };
-        // SAFETY: as in `push_task`.
+        // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and the
+        // caller checked `fits::<B, RB>()`.
         unsafe { slot.put::<Worker, B, RB>(b) };
         if self.owner.push() {
             self.push_slow();
@@ -508,6 +491,21 @@ impl Worker {
             self.push_slow();
         }
         Ok(slot)
+    }
+
+    /// Pushes a mark: a claimed slot, with nothing to run, that a `Worker::scope` keeps
+    /// below its body (see `crate::promise`). False if the deque holds a mark on top
+    /// already and has no room for another.
+    pub(crate) fn push_mark(&self) -> bool {
+        let Some(slot) = self.owner.mark_slot() else {
+            return false;
+        };
+        // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves.
+        unsafe { slot.claim() };
+        if self.owner.push() {
+            self.push_slow();
+        }
+        true
     }
 
     /// Runs `f`, a task taken from a queue or a steal, counting it as running: a worker
