@@ -52,7 +52,7 @@ impl Then {
                 (*pending).fetch_sub(1, Release);
             },
             Then::Detached => {
-                w.registry().spawns.done(w);
+                Counts::done(w);
                 crate::barrier::deque_task_ended(w.registry());
             }
         }
@@ -427,7 +427,7 @@ unsafe fn run_batch_popped(slot: *const Slot, w: *const ()) -> Option<Panic> {
 
 /// Spawns a detached task on `w`: counted made here, a slot of `w`'s deque.
 pub(crate) fn detached<F: FnOnce(&Worker) + Send + 'static>(w: &Worker, f: F) {
-    w.registry().spawns.made(w);
+    Counts::made(w);
     push(w, move |w: &Worker| {
         crate::barrier::run_detached(w, f);
         Then::Detached
@@ -452,18 +452,26 @@ impl Counts {
         }
     }
 
+    /// Worker `index`'s counts.
+    pub(crate) fn of(&self, index: usize) -> &[AtomicU64; 2] {
+        &self.per_worker[index].0
+    }
+
     /// Adds one to `w`'s count `which`: a load and a store, since only `w` writes it.
-    fn bump(&self, w: &Worker, which: usize) {
-        let c = &self.per_worker[w.index()].0[which];
+    #[inline(always)]
+    fn bump(w: &Worker, which: usize) {
+        let c = &w.spawn_counts()[which];
         c.store(c.load(std::sync::atomic::Ordering::Relaxed) + 1, Release);
     }
 
-    pub(crate) fn made(&self, w: &Worker) {
-        self.bump(w, MADE);
+    #[inline(always)]
+    pub(crate) fn made(w: &Worker) {
+        Self::bump(w, MADE);
     }
 
-    pub(crate) fn done(&self, w: &Worker) {
-        self.bump(w, DONE);
+    #[inline(always)]
+    pub(crate) fn done(w: &Worker) {
+        Self::bump(w, DONE);
     }
 
     /// Detached tasks made on workers and not yet done, as of some moment during the

@@ -15,6 +15,7 @@ use std::marker::PhantomData;
 use std::mem::{self, offset_of};
 use std::panic;
 use std::ptr;
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,6 +41,9 @@ pub struct Worker {
     frames: Frames,
     /// Addresses that lie in this worker's thread stack and in no other (`Scope::worker`).
     stack: (usize, usize),
+    /// This worker's counts of detached tasks (`spawn::Counts`), in `registry`: one load
+    /// away at every detached spawn and run.
+    spawn_counts: *const [AtomicU64; 2],
     _not_send: PhantomData<*const ()>,
 }
 
@@ -117,6 +121,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
             ),
             frames: Frames::new(),
             stack: stack_bounds().unwrap_or((0, 0)),
+            spawn_counts: keep.spawns.of(index),
             _not_send: PhantomData,
         })
     };
@@ -683,6 +688,13 @@ impl Worker {
 
     pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.registry
+    }
+
+    /// This worker's counts of detached tasks made and done (`spawn::Counts`).
+    #[inline(always)]
+    pub(crate) fn spawn_counts(&self) -> &[AtomicU64; 2] {
+        // SAFETY: a pointer into `self.registry`, which lives as long as `self`.
+        unsafe { &*self.spawn_counts }
     }
 
     pub(crate) fn owner(&self) -> &Owner<InWorkerSeat> {
