@@ -7,9 +7,11 @@
 mod par_pools;
 
 use heist::prelude::*;
+use heist::{Pool, Scheduler};
 use par_pools::on_every_pool;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
 use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
@@ -143,4 +145,48 @@ fn a_panic_on_either_side_of_a_taken_offer_reaches_the_caller() {
             assert_eq!(s, 999 * 1000 / 2);
         }
     });
+}
+
+/// Relay's barrier at the root ends by termination detection, which counts a worker idle
+/// once the manager has registered it. A thief registered idle that takes an offer must
+/// be counted working again before its piece can leave work behind: here a detached task
+/// it spawns, still running after the loop ends, which the barrier must wait for.
+#[test]
+fn a_relay_barrier_waits_for_a_detached_task_spawned_in_a_taken_offer() {
+    let pool = Pool::builder()
+        .workers(2)
+        .scheduler(Scheduler::Relay)
+        .build()
+        .unwrap();
+    for round in 0..10 {
+        let finished = Arc::new(AtomicBool::new(false));
+        let spawned = AtomicBool::new(false);
+        pool.run(|_| {
+            // The root runs on the manager. Polling, it registers the other worker idle
+            // once its requests have come home with nothing.
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_millis(20) {
+                heist::poll();
+                spin(10);
+            }
+            (0..4u64).into_par_iter().for_each(|i| {
+                if i == 0 {
+                    // The owner's first item: the thief takes the offer meanwhile.
+                    assert!(spin_until(&spawned), "no thief got in within 20 s");
+                } else if i == 2 {
+                    let f = finished.clone();
+                    pool.spawn_detached(move |_| {
+                        thread::sleep(Duration::from_millis(30));
+                        f.store(true, SeqCst);
+                    });
+                    spawned.store(true, SeqCst);
+                }
+            });
+            pool.barrier();
+            assert!(
+                finished.load(SeqCst),
+                "round {round}: the barrier returned before the detached task ended"
+            );
+        });
+    }
 }

@@ -325,19 +325,26 @@ impl Schedule for Relay {
 
     /// A thief whose request is out marks it answered before the take: the owner whose
     /// offer it takes then sends the request home instead of splitting for it (the
-    /// owner's failed take-back acquires the take, and so the mark).
+    /// owner's failed take-back acquires the take, and so the mark). A thief the manager
+    /// may count idle (registered, or its idle request on the way) tells it that it works
+    /// again, as a worker leaving a barrier does: the piece may leave work here, detached
+    /// tasks it spawned, after its owner has gone idle.
     fn take_offer(&self, w: &Worker, slot: &OfferSlot, seen: u64) -> Option<*const Offer> {
-        let mark = state(w)
-            .outstanding()
-            .then(|| &self.workers[w.index()].took_offer);
-        take_marked(mark, slot, seen)
+        let l = state(w);
+        let mark = l.outstanding().then(|| &self.workers[w.index()].took_offer);
+        let offer = take_marked(mark, slot, seen)?;
+        if l.status.get() != Status::Working {
+            termination::leave(w);
+        }
+        Some(offer)
     }
 }
 
 /// A worker's own relay state.
 pub(crate) struct WorkerState {
     outstanding: Cell<bool>,
-    /// The status our request had when it was last home (it keeps it across rounds).
+    /// The status our request had when it was last home (it keeps it across rounds), or
+    /// `Idle` while our idle request is on its way to the manager.
     status: Cell<Status>,
     /// The manager's idle set (worker 0 only).
     pub(crate) idle_set: IdleSet,

@@ -105,6 +105,7 @@ fn own_returned<P: Peer>(p: &P, mut req: Request) {
             termination::register(p, req.thief);
             forward(p, req);
         } else {
+            l.status.set(Status::Idle);
             p.send(MANAGER, req);
         }
     }
