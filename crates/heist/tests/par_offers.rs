@@ -10,7 +10,7 @@ use heist::prelude::*;
 use heist::{Pool, Scheduler};
 use par_pools::on_every_pool;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
@@ -189,4 +189,57 @@ fn a_relay_barrier_waits_for_a_detached_task_spawned_in_a_taken_offer() {
             );
         });
     }
+}
+
+/// Runs a loop whose owner waits in its first item until a thief took its offer, in its
+/// destructor.
+struct LoopOnDrop<'a> {
+    sum: &'a AtomicU64,
+    helped: &'a AtomicBool,
+}
+
+impl Drop for LoopOnDrop<'_> {
+    fn drop(&mut self) {
+        let owner = thread::current().id();
+        let helped = self.helped;
+        let s: u64 = (0..64u64)
+            .into_par_iter()
+            .map(|i| {
+                if i == 0 {
+                    assert!(spin_until(helped), "no thief got in within 20 s");
+                    return 0;
+                }
+                if thread::current().id() != owner {
+                    helped.store(true, SeqCst);
+                }
+                i
+            })
+            .sum();
+        self.sum.store(s, SeqCst);
+    }
+}
+
+/// A loop may run in a destructor while its thread unwinds; there a taken offer ends as
+/// anywhere else: the owner waits for the taker and adds its half.
+#[test]
+fn a_loop_in_a_destructor_while_unwinding_keeps_the_takers_half() {
+    on_every_pool(|pool| {
+        if pool.workers() < 2 {
+            return;
+        }
+        let sum = AtomicU64::new(0);
+        let helped = AtomicBool::new(false);
+        let r = pool.run(|_| {
+            catch_unwind(AssertUnwindSafe(|| {
+                let _on_drop = LoopOnDrop {
+                    sum: &sum,
+                    helped: &helped,
+                };
+                panic!("unwinding through a loop");
+            }))
+        });
+        assert!(r.is_err());
+        assert!(helped.load(SeqCst));
+        assert_eq!(sum.load(SeqCst), 64 * 63 / 2);
+    });
 }

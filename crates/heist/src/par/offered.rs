@@ -93,8 +93,9 @@ where
     // SAFETY: as above: `n..mid` lies below the taker's part.
     let rest = unsafe { p.cut(n, mid) };
     let mine = piece(w, lp, rest, acc, blocks);
+    standing.wait();
     drop(standing);
-    // SAFETY: `done` was seen (by `Standing`'s drop): the taker no longer writes `out`.
+    // SAFETY: `done` was seen (by `Standing::wait`): the taker no longer writes `out`.
     let theirs = unsafe { offer.out.with_mut(|o| (*o).take()) };
     match theirs.expect("heist: a finished offer has an outcome") {
         Ok(t) => Err(stop_on_unwind(lp, || lp.kernel.combine(mine, t))),
@@ -108,7 +109,8 @@ where
 }
 
 /// The owner's hold on a stood offer: takes it back, or waits until its taker is done
-/// with it (also when the owner unwinds, stopping the loop first).
+/// with it. Dropped before either, the owner is unwinding: it stops the loop, then does
+/// the same, and drops the taker's outcome.
 struct Standing<'s, 'a, 'k, P: Producer, K: Kernel<P::Item>> {
     w: &'s Worker,
     offer: &'s LoopOffer<'a, 'k, P, K>,
@@ -118,8 +120,9 @@ struct Standing<'s, 'a, 'k, P: Producer, K: Kernel<P::Item>> {
 /// Where a stood offer is.
 enum State {
     Standing(Ticket),
-    Kept,
     Taken,
+    /// Taken back, or its taker is done.
+    Over,
 }
 
 impl<P: Producer, K: Kernel<P::Item>> Standing<'_, '_, '_, P, K> {
@@ -129,36 +132,40 @@ impl<P: Producer, K: Kernel<P::Item>> Standing<'_, '_, '_, P, K> {
             unreachable!("heist: an offer is taken back once")
         };
         let kept = self.w.offer_slot().take_back(t);
-        self.state = if kept { State::Kept } else { State::Taken };
+        self.state = if kept { State::Over } else { State::Taken };
         kept
+    }
+
+    /// Waits until the taker of the offer is done with it (it was not taken back).
+    fn wait(&mut self) {
+        debug_assert!(matches!(self.state, State::Taken));
+        let done = &self.offer.done;
+        self.w.wait_until(|| done.load(Acquire));
+        self.state = State::Over;
     }
 }
 
 impl<P: Producer, K: Kernel<P::Item>> Drop for Standing<'_, '_, '_, P, K> {
     fn drop(&mut self) {
-        if matches!(self.state, State::Kept) {
+        // Not `thread::panicking()`: a loop may run in a destructor while its thread
+        // unwinds, and then this is its normal way out.
+        if matches!(self.state, State::Over) {
             return;
         }
-        let unwinding = std::thread::panicking();
-        if unwinding {
-            self.offer.lp.stop.store(true, Relaxed);
-        }
+        self.offer.lp.stop.store(true, Relaxed);
         if matches!(self.state, State::Standing(_)) && self.take_back() {
             return;
         }
         // Taken: the taker uses the producer and the loop until it is done.
-        let done = &self.offer.done;
-        self.w.wait_until(|| done.load(Acquire));
-        if unwinding {
-            // SAFETY: done: the taker no longer writes `out`.
-            let out = unsafe { self.offer.out.with_mut(|o| (*o).take()) };
-            let lost: Option<Panic> = match out {
-                Some(Err(p)) => Some(p),
-                Some(Ok(o)) => task::drop_caught(o),
-                None => None,
-            };
-            lost.into_iter().for_each(task::drop_panic);
-        }
+        self.wait();
+        // SAFETY: done: the taker no longer writes `out`.
+        let out = unsafe { self.offer.out.with_mut(|o| (*o).take()) };
+        let lost: Option<Panic> = match out {
+            Some(Err(p)) => Some(p),
+            Some(Ok(o)) => task::drop_caught(o),
+            None => None,
+        };
+        lost.into_iter().for_each(task::drop_panic);
     }
 }
 
