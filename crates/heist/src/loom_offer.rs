@@ -63,8 +63,9 @@ impl Frame {
         }
     }
 
+    /// The offer to stand: a pointer to the whole frame, which the taker reads.
     fn head(&self) -> *const Offer {
-        &self.head
+        std::ptr::from_ref(self).cast()
     }
 
     /// The owner, once the offer is back or its taker done: reuses the frame.

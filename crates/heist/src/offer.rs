@@ -31,7 +31,8 @@ pub(crate) const STANDING: Duration = Duration::from_micros(20);
 /// How often at most an owner that stands an offer wakes a sleeping worker to watch it.
 const WAKE_EVERY: Duration = Duration::from_millis(1);
 
-/// What a thief runs: the first field of the offer the owner keeps in its frame.
+/// What a thief runs: the first field of the offer the owner keeps in its frame. The
+/// owner stands a pointer to the whole offer, so that `run` may read all of it.
 #[repr(C)]
 pub(crate) struct Offer {
     run: unsafe fn(*const Offer, &Worker),

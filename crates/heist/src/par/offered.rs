@@ -73,7 +73,8 @@ where
         out: RaceCell::new(None),
     };
     let slot = w.offer_slot();
-    let ticket = slot.stand(&offer.head);
+    // A pointer to the whole offer, not to `head` alone: the taker reads all of it.
+    let ticket = slot.stand(std::ptr::from_ref(&offer).cast());
     stat!(w.counters(), offers);
     w.sched().offer_stood(w, blocks.last_read());
     let mut standing = Standing {
@@ -172,7 +173,7 @@ impl<P: Producer, K: Kernel<P::Item>> Drop for Standing<'_, '_, '_, P, K> {
 /// The taker's side: cuts the offered items out and runs them as a piece of the loop.
 ///
 /// # Safety
-/// `head` is the `head` of a `LoopOffer<P, K>` this worker took.
+/// `head` points to a `LoopOffer<P, K>` (its first field) that this worker took.
 unsafe fn take<P, K>(head: *const Offer, w: &Worker)
 where
     P: Producer,
