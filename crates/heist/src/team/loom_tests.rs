@@ -59,12 +59,20 @@ fn fair_model(preemptions: u8, rounds: u32, f: impl Fn() + Sync + Send + 'static
     if b.preemption_bound.is_none() {
         b.preemption_bound = Some(preemptions.into());
     }
-    let rounds = std::env::var("XR").map(|v| v.parse().unwrap()).unwrap_or(rounds);
+    let rounds = std::env::var("XR")
+        .map(|v| v.parse().unwrap())
+        .unwrap_or(rounds);
     ROUNDS.with(|r| r.set(Some(rounds)));
     static EX: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     EX.store(0, Relaxed);
     let t0 = std::time::Instant::now();
-    b.check(move || { let e = EX.fetch_add(1, Relaxed); if e % 20000 == 0 { eprintln!("XEX {e} {:?}", t0.elapsed()); } f() });
+    b.check(move || {
+        let e = EX.fetch_add(1, Relaxed);
+        if e % 20000 == 0 {
+            eprintln!("XEX {e} {:?}", t0.elapsed());
+        }
+        f()
+    });
     eprintln!("XEX total {} {:?}", EX.load(Relaxed), t0.elapsed());
     ROUNDS.with(|r| r.set(None));
 }
