@@ -21,6 +21,13 @@
 //! it belongs to once, that no launch is lost (a lost one hangs its coordinator, which
 //! loom reports), and that results reach the coordinator (they sit in loom-tracked cells).
 //!
+//! Two models of three workers (see [`fair_model`] for how their waits are bounded):
+//! a larger team's coordinator, with a registration, revokes its request for a smaller
+//! team that needs it, serves that team, and still gets its own, its members waking from
+//! real sleeps; and a team whose members panic, which poisons the barrier (with the
+//! barrier's own steps, `Barrier::arrive`, `passed` and `block`) so that every member
+//! leaves and the first panic, not the poison's, reaches the coordinator.
+//!
 //! Run with `.ci/loom` (`RUSTFLAGS="--cfg loom" cargo test -p heist --release --lib loom`).
 
 use super::barrier::Barrier;
@@ -46,7 +53,8 @@ thread_local! {
     static ROUNDS: Cell<Option<u32>> = const { Cell::new(None) };
 }
 
-/// A model of three workers, with `preemptions` and each wait explored for `rounds`.
+/// A model of three workers, with `preemptions` and each wait explored for `rounds`
+/// (loom runs a model's threads on the test's own thread, which holds the bound).
 ///
 /// With two threads waiting by yielding and a third that they wait for, loom explores
 /// ever longer executions in which the two take turns and the third never runs
@@ -59,21 +67,8 @@ fn fair_model(preemptions: u8, rounds: u32, f: impl Fn() + Sync + Send + 'static
     if b.preemption_bound.is_none() {
         b.preemption_bound = Some(preemptions.into());
     }
-    let rounds = std::env::var("XR")
-        .map(|v| v.parse().unwrap())
-        .unwrap_or(rounds);
     ROUNDS.with(|r| r.set(Some(rounds)));
-    static EX: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    EX.store(0, Relaxed);
-    let t0 = std::time::Instant::now();
-    b.check(move || {
-        let e = EX.fetch_add(1, Relaxed);
-        if e % 20000 == 0 {
-            eprintln!("XEX {e} {:?}", t0.elapsed());
-        }
-        f()
-    });
-    eprintln!("XEX total {} {:?}", EX.load(Relaxed), t0.elapsed());
+    b.check(f);
     ROUNDS.with(|r| r.set(None));
 }
 
@@ -527,11 +522,6 @@ fn loom_team_two_requests_at_once_the_higher_id_gives_way() {
     });
 }
 
-const PREEMPTIONS_A: u8 = 1;
-const ROUNDS_A: u32 = 3;
-const PREEMPTIONS_B: u8 = 1;
-const ROUNDS_B: u32 = 3;
-
 /// Three workers. Coordinator 0 asks for a team of all three, and worker 2, idle, may
 /// register with it. Worker 1 asks for a team of two, whose block {0, 1} needs 0, and
 /// goes first: 0 revokes its request (voiding 2's registration, if made), serves 1's
@@ -542,7 +532,9 @@ const ROUNDS_B: u32 = 3;
 fn loom_team_smaller_request_revokes_a_larger_forming_team() {
     // Executions in which 2's registration was revoked by 0's giving way.
     static VOIDED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    fair_model(PREEMPTIONS_A, ROUNDS_A, || {
+    // One preemption, one round a wait: ~2 s in a release build; two preemptions run
+    // for tens of minutes.
+    fair_model(1, 1, || {
         let teams = Arc::new(Teams::new(3));
         let sleep = Arc::new(Sleep::new(3));
         let joins_three = |_: &Barrier, rank: usize| {
@@ -606,7 +598,8 @@ fn loom_team_members_panic_and_poison_the_barrier() {
         std::sync::atomic::AtomicUsize::new(0),
         std::sync::atomic::AtomicUsize::new(0),
     ];
-    fair_model(PREEMPTIONS_B, ROUNDS_B, || {
+    // Two preemptions (a lost barrier wake-up needs them), one round a wait: ~10 s.
+    fair_model(2, 1, || {
         let teams = Arc::new(Teams::new(3));
         let sleep = Arc::new(Sleep::new(3));
         let part = |b: &Barrier, rank: usize| -> usize {
