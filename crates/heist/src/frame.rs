@@ -11,16 +11,13 @@
 //! of its own worker that it could block.
 //!
 //! Spawned tasks sit in the deque like join branches (`crate::spawn`); frames that drain
-//! them record the deque's depth where they began (`Task`, `Slot`, `Scope`). Beside the
-//! stack, a worker counts the `Worker::scope`s it is inside (`Frames::enter_scope`): a
-//! promises scope that finds the count it began with knows that no `Worker::scope` begun
-//! inside it is live, so it may push and pop (`crate::promise`): one load tells it.
+//! them record the deque's depth where they began (`Task`, `Slot`, `Scope`).
 //!
 //! The barrier rule follows the task barrier of "Embracing Explicit Communication in
 //! Work-Stealing Runtime Systems" (Prell, §4.2), which allows barriers in the root task
 //! only; heist also allows them inside tasks, where they wait for what can end first.
 
-use std::cell::{Cell, UnsafeCell};
+use std::cell::UnsafeCell;
 
 /// One thing a worker is inside. The depths are of the worker's deque when the frame
 /// began: spawned tasks pushed above them belong to the frame (`crate::spawn`).
@@ -41,7 +38,8 @@ pub(crate) enum Frame {
     /// A slot's task (stolen, handed out, or popped by this worker): what it leaves in
     /// the deque is drained before it counts as finished (`crate::spawn::run_draining`).
     Slot(u32),
-    /// A `Worker::scope`: its end drains the deque down to its depth.
+    /// A `Worker::scope`: its tasks lie from this depth, above its mark; its end drains
+    /// the deque down to the mark.
     Scope(u32),
 }
 
@@ -86,31 +84,6 @@ impl BarrierWait {
 /// A worker's frame stack. Only its own thread touches it.
 pub(crate) struct Frames {
     stack: UnsafeCell<Vec<Frame>>,
-    /// How many `Worker::scope`s this worker is inside.
-    scopes: Cell<usize>,
-}
-
-/// Makes the scope it was entered for the innermost one until dropped, also on unwind.
-#[must_use = "the outer scope is innermost again when this guard drops"]
-pub(crate) struct ScopeEntered<'a> {
-    frames: &'a Frames,
-    id: usize,
-}
-
-#[cfg(all(test, not(loom)))]
-impl ScopeEntered<'_> {
-    /// The scope's name: `Frames::innermost_scope` while it is the innermost one.
-    #[inline(always)]
-    pub(crate) fn id(&self) -> usize {
-        self.id
-    }
-}
-
-impl Drop for ScopeEntered<'_> {
-    #[inline(always)]
-    fn drop(&mut self) {
-        self.frames.scopes.set(self.id - 1);
-    }
 }
 
 /// Pops its frame when dropped.
@@ -136,19 +109,7 @@ impl Frames {
     pub(crate) fn new() -> Frames {
         Frames {
             stack: UnsafeCell::new(Vec::with_capacity(Self::RESERVE)),
-            scopes: Cell::new(0),
         }
-    }
-
-    /// Makes a new `Worker::scope` the innermost one until the guard drops. Scopes nest
-    /// with the calls that make them, and code taken up inside a wait cannot reach an
-    /// outer promises scope (a `&Promises` is not `Send`), so a promises scope that reads
-    /// the count it began with is inside no `Worker::scope` begun after it.
-    #[inline(always)]
-    pub(crate) fn enter_scope(&self) -> ScopeEntered<'_> {
-        let id = self.scopes.get() + 1;
-        self.scopes.set(id);
-        ScopeEntered { frames: self, id }
     }
 
     /// Pushes `frame` until the guard drops.
@@ -244,13 +205,6 @@ impl Frames {
         }
     }
 
-    /// The name (`ScopeEntered::id`) of the innermost `Worker::scope`, or 0: a promises
-    /// scope begun with this count may push while it holds (`crate::promise`).
-    #[inline(always)]
-    pub(crate) fn innermost_scope(&self) -> usize {
-        self.scopes.get()
-    }
-
     /// Whether the innermost task this worker runs is a slot's, which drains what it
     /// leaves before it finishes; false in a heap job (a root, a job from outside) or a
     /// team's or reduction's task.
@@ -310,8 +264,8 @@ mod tests {
         let _r = f.enter(Frame::Root);
         assert!(f.at_root());
         {
-            let _s = f.enter_scope();
-            assert!(f.at_root(), "a promises scope changes nothing");
+            let _s = f.enter(Frame::Scope(0));
+            assert!(f.at_root(), "a scope changes nothing");
         }
         let _w = f.enter(Frame::OtherPool);
         let _t2 = f.enter(Frame::Task(0));
@@ -347,28 +301,6 @@ mod tests {
         let _d2 = f.enter(Frame::Detached);
         let _t4 = f.enter(Frame::Task(0));
         assert_eq!(f.barrier_wait(0), BarrierWait::Nested(2));
-    }
-
-    #[test]
-    fn the_innermost_scope_is_the_last_entered_through_other_frames() {
-        let f = Frames::new();
-        assert_eq!(f.innermost_scope(), 0);
-        let a = f.enter_scope();
-        assert_eq!(f.innermost_scope(), a.id());
-        {
-            let b = f.enter_scope();
-            let _t = f.enter(Frame::Task(0));
-            assert_ne!(a.id(), b.id());
-            assert_eq!(f.innermost_scope(), b.id());
-        }
-        assert_eq!(f.innermost_scope(), a.id());
-        let r = panic::catch_unwind(AssertUnwindSafe(|| {
-            let c = f.enter_scope();
-            assert_eq!(f.innermost_scope(), c.id());
-            panic!("unwinds through a scope");
-        }));
-        assert!(r.is_err());
-        assert_eq!(f.innermost_scope(), a.id());
     }
 
     #[test]

@@ -19,21 +19,30 @@
 //! scope counts its handles that were not taken off the top by their own join: when none
 //! are left, its end has nothing to finish. It also keeps its `top`, where `head` stands
 //! while nothing else lies on its slots, and pushes only while `head` is there, so that
-//! its slots lie together above its base. Count and top change at every spawn and every
-//! join, so where the compiler sees both (a spawn and its join in one function) they are
-//! constants, and the scope and its handles live in registers: that is what makes an
-//! unstolen promise cost about what a `join` costs.
+//! its slots lie together from its base up to `top`, as many as the count: the base needs
+//! no word of its own. Count and top change at every spawn and every join, so where the
+//! compiler sees both (a spawn and its join in one function) they are constants, and the
+//! scope and its handles live in registers: beginning a scope stores nothing. A scope
+//! begun right after a spawn or a join of the enclosing one (the next level of a
+//! recursion) is handed its position in a register: [`Worker::promises`] inlines only its
+//! read of `head`, which the compiler knows there from the store just made, so that the
+//! new scope's first push does not wait on reading back what was just stored. That is
+//! what makes an unstolen promise cost about what a `join` costs.
 //!
 //! Scopes nest: a promises scope's spawner may be used inside a nested promises scope or
 //! `Worker::scope` body. The rules that keep each one's slots its own (PROTOCOLS.md): a
-//! scope pushes only at its `top`, and while no `Worker::scope` begun inside it is live
-//! (one load, `Frames::innermost_scope`); it takes a slot off the top only while the slot
-//! is the top of the deque, under the same condition; its end drains the deque only if it
-//! has slots there. A task the scope may not push, or that the full deque does not take,
-//! goes to a boxed slot of its own, the scope's overflow, and runs when its handle joins it
-//! or when the scope ends. Its handle holds the slot's address tagged in the low bit (a
-//! slot is cache-line aligned), so that it never passes the pop's check and the handle
-//! needs no other field to tell the two apart.
+//! scope pushes only at its `top`, and takes a slot off the top only while the slot is the
+//! top of the deque; its end drains the deque only if it has slots there. A
+//! `Worker::scope` body runs above a mark, a claimed slot (`Worker::push_mark`), so
+//! `head` is neither at the `top` of a promises scope begun outside it nor just above one
+//! of its slots: such a scope neither pushes nor pops inside the body. A task the scope may
+//! not push, or that the full deque does not take, goes to a boxed slot of its own, an
+//! overflow slot, and runs when its handle joins it or when the scope ends. Its handle
+//! holds the slot's address tagged in the low bit (a slot is cache-line aligned), so that
+//! it never passes the pop's check and the handle needs no other field to tell the two
+//! apart. The list of overflow slots, and the base, go to the scope's `Overflow`, made at
+//! the first one; from then on the scope's `top` stays tagged, which says that the
+//! `Overflow` exists, and the scope pushes no more.
 
 use crate::sched::Schedule;
 use crate::spawn;
@@ -41,7 +50,7 @@ use crate::task::{self, Panic, Slot, DONE};
 use crate::worker::Worker;
 use std::cell::Cell;
 use std::marker::PhantomData;
-use std::mem;
+use std::mem::{self, MaybeUninit};
 use std::panic;
 use std::ptr;
 use std::sync::atomic::Ordering::Acquire;
@@ -49,35 +58,33 @@ use std::sync::atomic::Ordering::Acquire;
 /// Spawns promises inside [`Worker::promises`].
 pub struct Promises<'w> {
     w: &'w Worker,
-    /// Where `head` stands while nothing else lies on this scope's slots: its base, the
-    /// slot above its newest slot in the deque, or (after an overflow slot, until a handle
-    /// takes a slot off the top) a tagged address that `head` never equals. It may push
-    /// only while `head` is here.
+    /// Where `head` stands while nothing else lies on this scope's slots: its base, or the
+    /// slot above its newest slot in the deque; once the scope has an overflow slot, an
+    /// address tagged in the low bit, which `head` never equals. It may push only while
+    /// `head` is here.
     top: Cell<*const Slot>,
     /// Handles spawned and not taken off the top by their own join: its slots in the
-    /// deque (unjoined, or finished in place and claimed) and its overflow slots.
+    /// deque (unjoined, or finished in place and claimed) and its overflow slots. Without
+    /// overflow slots, its slots in the deque are the `open` slots below `top`.
     open: Cell<usize>,
-    /// What only the scope's slow paths read: a local of `Worker::promises`, which
-    /// outlives the scope, kept in memory so that it holds no register on the fast path.
-    rest: *const Rest,
+    /// A local of `Worker::promises`, which outlives the scope: its `Overflow`, written at
+    /// the first overflow slot (when `top` takes the tag), uninitialised before.
+    overflow: *mut MaybeUninit<Box<Overflow>>,
     /// Invariant in `'w`, so tasks cannot borrow anything that dies inside the scope.
     _inv: PhantomData<&'w mut &'w ()>,
 }
 
-/// What only a scope's slow paths read.
-struct Rest {
-    /// The deque's `head` when the scope began; its tasks occupy the slots from there.
+/// What a scope keeps once it has overflow slots.
+struct Overflow {
+    /// The deque's `head` when the scope began: its slots in the deque lie from there.
+    /// (Known at the first overflow slot, after which `top` is a tagged address.)
     base: *const Slot,
-    /// How many [`Worker::scope`]s its worker was inside when this scope began
-    /// (`Frames::enter_scope`): while that is still the count, no `Worker::scope` begun
-    /// inside this one is live.
-    mark: usize,
-    overflow: Overflow,
+    /// Boxed slots of tasks the deque did not take: run (or claimed by their join) and
+    /// freed at the end of the scope. Boxed because their handles hold their addresses,
+    /// which must not move when the vector grows.
+    #[allow(clippy::vec_box)]
+    slots: Vec<Box<Slot>>,
 }
-
-/// Boxed slots of tasks the deque did not take, made on first use; run (or claimed by
-/// their join) and freed at the end of the scope.
-type Overflow = Cell<*mut Vec<Box<Slot>>>;
 
 /// The handle of a spawned task; [`Promise::join`] waits for its result.
 ///
@@ -99,8 +106,8 @@ type JoinFn<R> = fn(&Worker, *const Slot, bool) -> R;
 /// The low bit of an overflow slot's address in its handle.
 const OVERFLOW_TAG: usize = 1;
 
-/// Finishes the task in `slot`, put with `B` and `R`: a task on top of the deque, of the
-/// innermost scope, is popped like a `join` branch, any other is finished in place.
+/// Finishes the task in `slot`, put with `B` and `R`: a task on top of the deque is popped
+/// like a `join` branch, any other is finished in place.
 #[inline(always)]
 fn join_pushed<B, R>(w: &Worker, slot: *const Slot, on_top: bool) -> R
 where
@@ -198,20 +205,13 @@ impl<'w> Promises<'w> {
         self.w
     }
 
-    /// Whether no `Worker::scope` begun inside this one is live: such a scope would drain
-    /// (and pop) this one's slots pushed above its base, and would lose its own tasks
-    /// pushed below its base after this one popped there.
-    #[inline(always)]
-    fn no_inner_scope(&self) -> bool {
-        self.w.frames().innermost_scope() == self.rest().mark
-    }
-
     /// Whether this scope may push: nothing else lies on its slots (a promises scope begun
-    /// inside this one with slots of its own, spawned tasks, claimed slots of others),
-    /// so that its slots stay together from its base, where its end drains them.
+    /// inside this one with slots of its own, spawned tasks, ran or claimed slots of
+    /// others, the mark of a `Worker::scope` begun inside it), so that its slots stay
+    /// together from its base, where its end drains them.
     #[inline(always)]
     fn may_push(&self) -> bool {
-        ptr::eq(self.w.owner().head(), self.top.get()) && self.no_inner_scope()
+        ptr::eq(self.w.owner().head(), self.top.get())
     }
 
     /// Spawns `f`; it may run on another worker until the handle is joined.
@@ -219,7 +219,7 @@ impl<'w> Promises<'w> {
     /// Called where the scope may not push (inside a nested [`Worker::scope`] body, or a
     /// nested [`Worker::promises`] body with tasks of its own in the deque), or with the
     /// deque full, `f` goes to a boxed slot of the scope's own and runs when the handle is
-    /// joined (or when the scope ends).
+    /// joined (or when the scope ends); so do the scope's later spawns.
     #[inline]
     pub fn spawn<'f, F, R>(&'f self, f: F) -> Promise<'f, 'w, R>
     where
@@ -229,22 +229,44 @@ impl<'w> Promises<'w> {
         if !task::fits::<F, R>() {
             return self.spawn_boxed(f);
         }
-        let pushed = if self.may_push() {
-            self.w.push_task::<F, R>(f)
-        } else {
-            Err(f)
-        };
-        let slot = match pushed {
-            Ok(slot) => slot as *const Slot,
-            Err(f) => overflow::<F, R>(&self.rest().overflow, f),
-        };
+        let slot = self.push::<F, R>(f);
         self.handle(slot, join_pushed::<F, R>)
+    }
+
+    /// Puts `job` (put with `R`, fitting a slot) into a slot of the deque if the scope may
+    /// push, else into an overflow slot; returns the slot, tagged if an overflow one.
+    #[inline(always)]
+    fn push<B, R>(&self, job: B) -> *const Slot
+    where
+        B: FnOnce(&Worker) -> R + Send,
+        R: Send,
+    {
+        let owner = self.w.owner();
+        match owner.fast_slot() {
+            Some(slot) if self.may_push() => {
+                // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves,
+                // and the caller checked `fits::<B, R>()`.
+                unsafe { slot.put::<Worker, B, R>(job) };
+                owner.advance(slot);
+                slot
+            }
+            _ => {
+                let (open, top) = (self.open.get(), self.top.get());
+                // SAFETY: `self.overflow` is this scope's, written once `top` is tagged.
+                let (slot, head) =
+                    unsafe { push_slow::<B, R>(self.w, self.overflow, open, top, job) };
+                // Stored again, so that the compiler knows `head` after either path: a
+                // scope begun next (by a nested call) is then given its position in a
+                // register rather than by a read of what was just stored.
+                owner.restate_head(head);
+                slot
+            }
+        }
     }
 
     /// A handle, counted open until its join takes its slot off the top. `top` moves
     /// above `slot` on both paths, so that it is `slot`'s neighbour and needs no register
-    /// of its own: above a pushed slot, or tagged above an overflow slot, which stops
-    /// pushes until a handle takes a slot off the top (when `top` is known again).
+    /// of its own: above a pushed slot, or tagged above an overflow slot.
     #[inline(always)]
     fn handle<'f, R>(&'f self, slot: *const Slot, join: JoinFn<R>) -> Promise<'f, 'w, R> {
         self.top.set(slot.wrapping_add(1));
@@ -273,96 +295,123 @@ impl<'w> Promises<'w> {
         B: FnOnce(&Worker) -> Box<R> + Send + 'w,
         R: Send + 'w,
     {
-        let pushed = if self.may_push() {
-            self.w.push_task::<B, Box<R>>(job)
-        } else {
-            Err(job)
-        };
-        let slot = match pushed {
-            Ok(slot) => slot as *const Slot,
-            Err(job) => overflow::<B, Box<R>>(&self.rest().overflow, job),
-        };
+        let slot = self.push::<B, Box<R>>(job);
         self.handle(slot, join_boxed::<B, R>)
     }
 
-    /// Whether the handle of `slot` may take it off the top: it is the top of the deque,
-    /// and no `Worker::scope` begun inside this one is live. A promises scope begun inside
-    /// this one has no slots in the deque then (they would lie above `slot`), and once
-    /// `head` is below its `top` it never pushes again. Otherwise the task is finished in
-    /// place: newer handles of the scope not joined yet, spawned tasks or claimed slots
-    /// lie above it.
+    /// Whether the handle of `slot` may take it off the top: it is the top of the deque.
+    /// A promises scope begun inside this one has no slots then (they would lie above
+    /// `slot`), and once `head` is below its `top` it never pushes again; nor does a
+    /// `Worker::scope` begun inside this one run (its mark would lie above). Otherwise the
+    /// task is finished in place: newer handles of the scope not joined yet, spawned tasks
+    /// or claimed slots lie above it.
     #[inline(always)]
     fn may_pop(&self, slot: *const Slot) -> bool {
-        ptr::eq(self.w.owner().head(), slot.wrapping_add(1)) && self.no_inner_scope()
+        ptr::eq(self.w.owner().head(), slot.wrapping_add(1))
     }
 
-    /// The scope's base and overflow slots.
-    #[inline(always)]
-    fn rest(&self) -> &Rest {
-        // SAFETY: `rest` points to a local of `Worker::promises` that outlives the scope
-        // (declared before it).
-        unsafe { &*self.rest }
-    }
-
-    /// Ends the scope after its closure returned `out`.
+    /// Ends the scope after its closure returned `out`. Leaves the count at zero, so that
+    /// a drop after a re-raised panic finds nothing to finish.
     #[inline(always)]
     fn end<T>(&self, out: T) -> T {
-        if self.open.get() != 0 {
+        let open = self.open.replace(0);
+        if open != 0 {
             let mut first = None;
-            finish(self.w, self.rest(), self.open.get(), &mut |p| {
-                task::keep_first(&mut first, p)
-            });
+            // SAFETY: `open` and `top` are this scope's, and `self.overflow` its own.
+            unsafe {
+                finish(self.w, self.top.get(), open, self.overflow, &mut |p| {
+                    task::keep_first(&mut first, p)
+                })
+            };
             return task::resume_first(Ok(out), first);
         }
         out
     }
 }
 
-/// Puts `job` (put with `R`) into a new overflow slot of the scope whose overflow is
-/// `overflow`; returns its tagged address.
+/// `Promises::push` when the gate is down (the deque full, a thief or request waiting, or
+/// publishing) or the scope may not push, for the scope on `w` whose `Overflow` is kept at
+/// `at` (written if `top` is tagged), whose count is `open` and whose top is `top`: puts
+/// `job` (put with `R`, fitting a slot) into the deque if the scope may push and the deque
+/// takes it, else into a new overflow slot. Returns the slot (an overflow slot tagged),
+/// and `head`.
+///
+/// # Safety
+/// `at` is the scope's, valid for writes, and holds its `Overflow` if `top` is tagged.
 #[cold]
 #[inline(never)]
-fn overflow<B, R>(overflow: &Overflow, job: B) -> *const Slot
+unsafe fn push_slow<B, R>(
+    w: &Worker,
+    at: *mut MaybeUninit<Box<Overflow>>,
+    open: usize,
+    top: *const Slot,
+    job: B,
+) -> (*const Slot, *const Slot)
 where
     B: FnOnce(&Worker) -> R + Send,
     R: Send,
 {
+    let job = if ptr::eq(w.owner().head(), top) {
+        match w.push_task_slow::<B, R>(job) {
+            Ok(slot) => return (slot, w.owner().head()),
+            Err(job) => job,
+        }
+    } else {
+        job
+    };
     debug_assert!(task::fits::<B, R>());
     let slot = Box::new(Slot::new());
     // SAFETY: a new slot that no deque holds, so nobody else sees it; `fits::<B, R>()`
     // holds (`spawn` boxes the job otherwise).
     unsafe { slot.put::<Worker, B, R>(job) };
-    let at = &*slot as *const Slot;
-    if overflow.get().is_null() {
-        overflow.set(Box::into_raw(Box::default()));
-    }
-    // SAFETY: made above by `Box::into_raw` and freed only by `finish` at the end of the
-    // scope; only the scope's thread touches it, and no other reference to it is alive.
-    unsafe { (*overflow.get()).push(slot) };
-    at.wrapping_byte_add(OVERFLOW_TAG)
+    let addr = &*slot as *const Slot;
+    // SAFETY: the caller's contract. Before the first overflow slot `top` is untagged,
+    // and every handle counted in `open` has a slot in the deque below it.
+    let list = unsafe {
+        if top.addr() & OVERFLOW_TAG == 0 {
+            let base = top.wrapping_sub(open);
+            (*at).write(Box::new(Overflow {
+                base,
+                slots: Vec::new(),
+            }))
+        } else {
+            (*at).assume_init_mut()
+        }
+    };
+    list.slots.push(slot);
+    (addr.wrapping_byte_add(OVERFLOW_TAG), w.owner().head())
 }
 
-/// Finishes the tasks left at the end of a scope (`w` and `rest` are its, `open` its
-/// count of handles not taken off the top): the slots above its base in `w`'s deque if
-/// some of them are its own, then the overflow slots not joined; their panics go to
-/// `sink`. Never unwinds.
+/// Finishes the tasks left at the end of a scope (`w`, `top` and `open` are its, and its
+/// `Overflow` is kept at `at`): the slots above its base in `w`'s deque if some of them are
+/// its own, then the overflow slots not joined; their panics go to `sink`. Never unwinds.
+///
+/// # Safety
+/// As for `push_slow`; the scope ends, and its `Overflow` is read here for the last time.
 #[cold]
 #[inline(never)]
-fn finish(w: &Worker, rest: &Rest, open: usize, sink: &mut dyn FnMut(Panic)) {
-    let list = rest.overflow.replace(ptr::null_mut());
-    // SAFETY: null, or made by `Box::into_raw` in `overflow`; the scope ends, and its
-    // handles with it, so nothing else refers to it.
-    let list = (!list.is_null()).then(|| unsafe { Box::from_raw(list) });
+unsafe fn finish(
+    w: &Worker,
+    top: *const Slot,
+    open: usize,
+    at: *mut MaybeUninit<Box<Overflow>>,
+    sink: &mut dyn FnMut(Panic),
+) {
+    // SAFETY: the caller's contract: written if `top` is tagged, and not read again.
+    let list = (top.addr() & OVERFLOW_TAG != 0).then(|| unsafe { (*at).assume_init_read() });
     // The open handles not in the overflow have slots in the deque. With none, what lies
     // above the base belongs to others: a scope outside this one may have pushed there
     // while this one had nothing in the deque.
-    if open > list.as_ref().map_or(0, |l| l.len()) {
-        spawn::drain_to(w, w.owner().index_of(rest.base), &mut *sink);
+    let in_deque = open - list.as_ref().map_or(0, |l| l.slots.len());
+    if in_deque > 0 {
+        // Without overflow slots `top` is untagged, with the open slots below it.
+        let base = list.as_ref().map_or(top.wrapping_sub(open), |l| l.base);
+        spawn::drain_to(w, w.owner().index_of(base), &mut *sink);
     }
     let Some(list) = list else {
         return;
     };
-    for slot in list.into_iter() {
+    for slot in list.slots.into_iter() {
         // SAFETY: an overflow slot holds its job until its handle took it (and claimed
         // the slot); nobody else sees it, and its job was put with the worker as context.
         if let Some(p) = unsafe { slot.run_popped(w) } {
@@ -377,7 +426,19 @@ fn finish(w: &Worker, rest: &Rest, open: usize, sink: &mut dyn FnMut(Panic)) {
 impl Drop for Promises<'_> {
     #[inline(always)]
     fn drop(&mut self) {
-        finish(self.w, self.rest(), self.open.get(), &mut task::drop_panic);
+        let open = self.open.replace(0);
+        if open != 0 {
+            // SAFETY: as in `end`.
+            unsafe {
+                finish(
+                    self.w,
+                    self.top.get(),
+                    open,
+                    self.overflow,
+                    &mut task::drop_panic,
+                )
+            };
+        }
     }
 }
 
@@ -390,9 +451,11 @@ impl<R> Promise<'_, '_, R> {
             scope, slot, join, ..
         } = self;
         if scope.may_pop(slot) {
-            // Taken off the top whatever happens: popped, or synced with its thief.
+            // Taken off the top whatever happens: popped, or synced with its thief. A
+            // tagged `top` stays tagged: the scope has overflow slots.
             scope.open.set(scope.open.get() - 1);
-            scope.top.set(slot);
+            let tag = scope.top.get().addr() & OVERFLOW_TAG;
+            scope.top.set(slot.wrapping_byte_add(tag));
             return join(scope.w, slot, true);
         }
         join_elsewhere(join, scope.w, slot)
@@ -411,9 +474,12 @@ impl Worker {
     /// Runs `op` with a [`Promises`] spawner. Every promise spawned in it has finished
     /// when this returns, including promises whose handles were leaked.
     ///
-    /// Not inlined: a recursion through promises then recurses through this function,
-    /// with the caller's own base case inlined into `op`. A `move` closure passes what it
-    /// captures in registers, and [`Promises::worker`] saves holding the worker twice.
+    /// Only the read of where the scope begins is inlined: right after a spawn or a join
+    /// of an enclosing scope the compiler knows it, so the scope's position is passed in
+    /// a register rather than through memory. The rest is not inlined: a recursion
+    /// through promises then recurses through it, with the caller's own base case inlined
+    /// into `op`. A `move` closure passes what it captures in registers, and
+    /// [`Promises::worker`] saves holding the worker twice.
     ///
     /// ```
     /// fn fib(w: &heist::Worker, n: u64) -> u64 {
@@ -429,19 +495,21 @@ impl Worker {
     /// let pool = heist::Pool::builder().workers(2).build().unwrap();
     /// assert_eq!(pool.run(|w| fib(w, 20)), 6765);
     /// ```
-    #[inline(never)]
+    #[inline(always)]
     pub fn promises<'w, T>(&'w self, op: impl FnOnce(&Promises<'w>) -> T) -> T {
-        let base = self.owner().head();
-        let rest = Rest {
-            base,
-            mark: self.frames().innermost_scope(),
-            overflow: Cell::new(ptr::null_mut()),
-        };
+        self.promises_at(self.owner().head(), op)
+    }
+
+    /// `promises`, for a scope that begins at `base`, where `head` stands.
+    #[inline(never)]
+    fn promises_at<'w, T>(&'w self, base: *const Slot, op: impl FnOnce(&Promises<'w>) -> T) -> T {
+        debug_assert_eq!(base, self.owner().head());
+        let mut overflow = MaybeUninit::uninit();
         let scope = Promises {
             w: self,
             top: Cell::new(base),
             open: Cell::new(0),
-            rest: &rest,
+            overflow: &mut overflow,
             _inv: PhantomData,
         };
         let out = op(&scope);

@@ -260,15 +260,17 @@ impl Worker {
         let shared = Shared::new(self.registry(), Some(self));
         let view = Scope::view(&shared, Some(self));
         let base = self.owner().depth();
-        let entered = self.frames().enter(Frame::Scope(base));
-        let innermost = self.frames().enter_scope();
+        // The body runs above a mark, which keeps the promises scopes outside it from
+        // pushing or popping in it (`crate::promise`); its own tasks lie above the mark.
+        let marked = self.push_mark();
+        let entered = self.frames().enter(Frame::Scope(base + u32::from(marked)));
         let out = panic::catch_unwind(AssertUnwindSafe(|| op(&view)));
-        // Cannot unwind (see `Worker::run_taken`), so no task outlives the scope.
+        // Cannot unwind (see `Worker::run_taken`), so no task outlives the scope. The
+        // mark goes with the tasks.
         spawn::drain_to(self, base, task::drop_panic);
         if !shared.done() {
             self.wait_until(|| shared.done());
         }
-        drop(innermost);
         drop(entered);
         shared.finish(out)
     }

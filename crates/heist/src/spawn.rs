@@ -52,7 +52,7 @@ impl Then {
                 (*pending).fetch_sub(1, Release);
             },
             Then::Detached => {
-                w.registry().spawns.done(w);
+                Counts::done(w);
                 crate::barrier::deque_task_ended(w.registry());
             }
         }
@@ -148,9 +148,11 @@ pub(crate) fn help_own(w: &Worker) -> bool {
     // outer wait of this worker awaits (popping it here would pop it twice, and waiting
     // for it here would make this wait depend on a task that may wait for it).
     let ours = below >= w.frames().drain_depth();
-    // SAFETY: `top` is a filled slot of this worker's own deque. A claimed slot on top is
-    // popped too: nothing depends on it any more.
-    if ours && unsafe { top.kind() } != Kind::Task {
+    // SAFETY: `top` is a filled slot of this worker's own deque. A spawned task that ran
+    // in place is popped too: nothing depends on it any more. A claimed slot is left to
+    // its promises scope, which counts it.
+    let kind = unsafe { top.kind() };
+    if ours && (kind == Kind::Spawn || kind == Kind::Ran) {
         w.run_taken(|| {
             pop_and_finish(w, top)
                 .into_iter()
@@ -195,18 +197,23 @@ fn run_buried(w: &Worker) -> bool {
 
 /// Runs one spawned task of `w`'s own deque without waiting for anyone or taking anything
 /// from another worker (rayon's `yield_local`): the highest private spawned task, in
-/// place. Claimed slots left on top are popped, so that a worker whose spawned tasks have
-/// all run holds none. False if no private spawned task was left.
+/// place. Spawned tasks that ran in place and are left on top in the innermost draining
+/// frame are popped, so that a worker whose spawned tasks have all run holds none. False
+/// if no private spawned task was left.
 pub(crate) fn run_own(w: &Worker) -> bool {
     w.sched().answer_thieves(w);
     let ran = run_buried(w);
     let owner = w.owner();
-    while let Some(top) = owner.top() {
+    // Below the frame lie the slots of frames outside it (a `Worker::scope` whose tasks
+    // went below its base after a pop there would end without them), and claimed slots
+    // are their promises scopes' to pop (help_own).
+    let frame = w.frames().drain_depth();
+    while let Some((top, below)) = owner.top_and_below() {
         // SAFETY: `top` is a filled slot of this worker's own deque.
-        let claimed = unsafe { top.kind() } == Kind::Claimed;
-        // A claimed slot has nothing to run; one that a thief took (after a grow, or
-        // handed out in the slow pop's poll) stays for a later pop, which waits for it.
-        if !claimed || !owner.is_private(top) || !w.try_pop_any(top) {
+        let spent = unsafe { top.kind() } == Kind::Ran;
+        // Nothing is left to run in it; one that a thief took (after a grow, or handed
+        // out in the slow pop's poll) stays for a later pop, which waits for it.
+        if below < frame || !spent || !owner.is_private(top) || !w.try_pop_any(top) {
             break;
         }
     }
@@ -420,7 +427,7 @@ unsafe fn run_batch_popped(slot: *const Slot, w: *const ()) -> Option<Panic> {
 
 /// Spawns a detached task on `w`: counted made here, a slot of `w`'s deque.
 pub(crate) fn detached<F: FnOnce(&Worker) + Send + 'static>(w: &Worker, f: F) {
-    w.registry().spawns.made(w);
+    Counts::made(w);
     push(w, move |w: &Worker| {
         crate::barrier::run_detached(w, f);
         Then::Detached
@@ -445,18 +452,26 @@ impl Counts {
         }
     }
 
+    /// Worker `index`'s counts.
+    pub(crate) fn of(&self, index: usize) -> &[AtomicU64; 2] {
+        &self.per_worker[index].0
+    }
+
     /// Adds one to `w`'s count `which`: a load and a store, since only `w` writes it.
-    fn bump(&self, w: &Worker, which: usize) {
-        let c = &self.per_worker[w.index()].0[which];
+    #[inline(always)]
+    fn bump(w: &Worker, which: usize) {
+        let c = &w.spawn_counts()[which];
         c.store(c.load(std::sync::atomic::Ordering::Relaxed) + 1, Release);
     }
 
-    pub(crate) fn made(&self, w: &Worker) {
-        self.bump(w, MADE);
+    #[inline(always)]
+    pub(crate) fn made(w: &Worker) {
+        Self::bump(w, MADE);
     }
 
-    pub(crate) fn done(&self, w: &Worker) {
-        self.bump(w, DONE);
+    #[inline(always)]
+    pub(crate) fn done(w: &Worker) {
+        Self::bump(w, DONE);
     }
 
     /// Detached tasks made on workers and not yet done, as of some moment during the

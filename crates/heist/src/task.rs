@@ -110,9 +110,14 @@ pub(crate) enum Kind {
     /// A scope or detached task: self-contained, so whoever pops it runs it (PROTOCOLS.md,
     /// "Spawned tasks in the deque").
     Spawn,
-    /// A promise that its handle ran in place, out of order: nothing is left in it, and a
-    /// thief that still takes it only marks it done.
+    /// A promise that its handle ran in place, out of order, or a `Worker::scope`'s mark:
+    /// nothing is left in it, and a thief that still takes it only marks it done. Its
+    /// scope counts on it and pops it at its end; nothing else pops it while the scope
+    /// lives.
     Claimed,
+    /// A spawned task that its owner ran in place: nothing is left in it, and nobody
+    /// counts it, so whoever finds it on top may pop it.
+    Ran,
 }
 
 /// What a slot's job runs with; the entries below pass it on erased, as a `*const ()`
@@ -177,12 +182,18 @@ where
     };
 }
 
-/// The entry of a slot whose promise ran in place.
+/// The entry of a slot whose promise ran in place, or of a scope's mark.
 const CLAIMED: Entry = Entry {
     run_stolen: run_claimed_stolen,
     run_popped: nothing_popped,
     discard: nothing_to_discard,
     kind: Kind::Claimed,
+};
+
+/// The entry of a slot whose spawned task ran in place.
+const RAN: Entry = Entry {
+    kind: Kind::Ran,
+    ..CLAIMED
 };
 
 /// One task descriptor, one cache line.
@@ -441,7 +452,7 @@ impl Slot {
     }
 
     /// Moves the job out into a slot of the caller's (a bitwise move, as every Rust move
-    /// is) and leaves this slot claimed, for the owner to run the job in place while the
+    /// is) and leaves this slot `Ran`, for the owner to run the job in place while the
     /// slot stays in the deque.
     ///
     /// # Safety
@@ -449,13 +460,14 @@ impl Slot {
     pub(crate) unsafe fn move_out(&self) -> Slot {
         let copy = Slot::new();
         // SAFETY: the caller has the slot to itself; after the copy, only `copy` holds the
-        // job, since this slot's entry no longer reads its payload.
+        // job, since this slot's entry no longer reads its payload; a thief reads the new
+        // entry only after a later publication, as for `claim`.
         unsafe {
             copy.entry.with_mut(|e| *e = Some(self.entry()));
             let from = self.payload.with_mut(|p| p.cast_const());
             copy.payload
                 .with_mut(|p| ptr::copy_nonoverlapping(from, p, 1));
-            self.claim();
+            self.entry.with_mut(|e| *e = Some(&RAN));
         }
         copy
     }

@@ -15,6 +15,7 @@ use std::marker::PhantomData;
 use std::mem::{self, offset_of};
 use std::panic;
 use std::ptr;
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,6 +41,9 @@ pub struct Worker {
     frames: Frames,
     /// Addresses that lie in this worker's thread stack and in no other (`Scope::worker`).
     stack: (usize, usize),
+    /// This worker's counts of detached tasks (`spawn::Counts`), in `registry`: one load
+    /// away at every detached spawn and run.
+    spawn_counts: *const [AtomicU64; 2],
     _not_send: PhantomData<*const ()>,
 }
 
@@ -117,6 +121,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
             ),
             frames: Frames::new(),
             stack: stack_bounds().unwrap_or((0, 0)),
+            spawn_counts: keep.spawns.of(index),
             _not_send: PhantomData,
         })
     };
@@ -316,30 +321,12 @@ impl Worker {
         (ra, self.sync::<B, RB>(slot))
     }
 
-    /// Pushes `b` onto the deque (Lace SPAWN); gives it back if the deque is full. The
-    /// caller must `sync` the slot, in LIFO order with every other pushed slot.
-    #[inline(always)]
-    pub(crate) fn push_task<B, RB>(&self, b: B) -> Result<&Slot, B>
-    where
-        B: FnOnce(&Worker) -> RB + Send,
-        RB: Send,
-    {
-        debug_assert!(task::fits::<B, RB>());
-        let Some(slot) = self.owner.fast_slot() else {
-            return self.push_task_slow::<B, RB>(b);
-        };
-        // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and the
-        // caller checked `fits::<B, RB>()`.
-        unsafe { slot.put::<Worker, B, RB>(b) };
-        self.owner.advance(slot);
-        Ok(slot)
-    }
-
-    /// A push with the gate down: the deque is full, a thief or requester is waiting,
-    /// or (Lace) the push must publish.
+    /// A push of `b` (which fits a slot) with the gate down: the deque is full, a thief or
+    /// requester is waiting, or (Lace) the push must publish. Gives `b` back if the deque
+    /// is full; the caller syncs the slot in LIFO order with every other pushed slot.
     #[cold]
     #[inline(never)]
-    fn push_task_slow<B, RB>(&self, b: B) -> Result<&Slot, B>
+    pub(crate) fn push_task_slow<B, RB>(&self, b: B) -> Result<&Slot, B>
     where
         B: FnOnce(&Worker) -> RB + Send,
         RB: Send,
@@ -347,7 +334,8 @@ impl Worker {
         let Some(slot) = self.owner.next_slot() else {
             return Err(b);
         };
-        // SAFETY: as in `push_task`.
+        // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and the
+        // caller checked `fits::<B, RB>()`.
         unsafe { slot.put::<Worker, B, RB>(b) };
         if self.owner.push() {
             self.push_slow();
@@ -508,6 +496,21 @@ impl Worker {
             self.push_slow();
         }
         Ok(slot)
+    }
+
+    /// Pushes a mark: a claimed slot, with nothing to run, that a `Worker::scope` keeps
+    /// below its body (see `crate::promise`). False if the deque holds a mark on top
+    /// already and has no room for another.
+    pub(crate) fn push_mark(&self) -> bool {
+        let Some(slot) = self.owner.mark_slot() else {
+            return false;
+        };
+        // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves.
+        unsafe { slot.claim() };
+        if self.owner.push() {
+            self.push_slow();
+        }
+        true
     }
 
     /// Runs `f`, a task taken from a queue or a steal, counting it as running: a worker
@@ -685,6 +688,13 @@ impl Worker {
 
     pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.registry
+    }
+
+    /// This worker's counts of detached tasks made and done (`spawn::Counts`).
+    #[inline(always)]
+    pub(crate) fn spawn_counts(&self) -> &[AtomicU64; 2] {
+        // SAFETY: a pointer into `self.registry`, which lives as long as `self`.
+        unsafe { &*self.spawn_counts }
     }
 
     pub(crate) fn owner(&self) -> &Owner<InWorkerSeat> {

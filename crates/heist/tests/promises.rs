@@ -19,6 +19,15 @@ fn pools() -> Vec<Pool> {
     v
 }
 
+fn pool(s: Scheduler, workers: usize, capacity: usize) -> Pool {
+    Pool::builder()
+        .workers(workers)
+        .scheduler(s)
+        .deque_capacity(capacity)
+        .build()
+        .unwrap()
+}
+
 fn fib(w: &Worker, n: u64) -> u64 {
     if n < 2 {
         return n;
@@ -75,12 +84,7 @@ fn promises_joined_in_any_order_at_every_capacity() {
     for s in [Scheduler::Lace, Scheduler::Relay] {
         for cap in [1, 2, 3, 64] {
             for n in [1, 2, 8] {
-                let pool = Pool::builder()
-                    .workers(n)
-                    .scheduler(s)
-                    .deque_capacity(cap)
-                    .build()
-                    .unwrap();
+                let pool = pool(s, n, cap);
                 for order in [[0, 1, 2, 3], [3, 0, 2, 1], [1, 3, 0, 2], [2, 1, 3, 0]] {
                     let sum = pool.run(|w| {
                         w.promises(|p| {
@@ -122,12 +126,7 @@ fn a_panicking_promise_reaches_its_joiner_and_a_dropped_one_the_scope() {
 #[test]
 fn large_promises_and_full_deques_work() {
     for s in [Scheduler::Lace, Scheduler::Relay] {
-        let pool = Pool::builder()
-            .workers(2)
-            .scheduler(s)
-            .deque_capacity(2)
-            .build()
-            .unwrap();
+        let pool = pool(s, 2, 2);
         let big = [3u64; 40];
         let r = pool.run(|w| {
             w.promises(|sp| {
@@ -204,12 +203,7 @@ fn an_outer_handle_joined_inside_an_empty_inner_scope_leaves_the_inner_tasks_ins
 #[test]
 fn a_promise_the_full_deque_did_not_take_runs_when_joined_or_at_the_end() {
     for s in [Scheduler::Lace, Scheduler::Relay] {
-        let pool = Pool::builder()
-            .workers(2)
-            .scheduler(s)
-            .deque_capacity(1)
-            .build()
-            .unwrap();
+        let pool = pool(s, 2, 1);
         let ran = AtomicUsize::new(0);
         let r = pool.run(|w| {
             w.promises(|f| {
@@ -354,6 +348,109 @@ fn an_outer_handle_joined_inside_a_worker_scope_leaves_the_scope_tasks_inside() 
                     })
                 });
                 assert_eq!(r, 55 + 4, "{pool:?}");
+            }
+        }
+    });
+}
+
+/// A scope's handle joined out of order leaves a claimed slot, which the scope counts and
+/// drains at its end. Looking for work inside the scope (`yield_now`, as a wait does) or
+/// `yield_local` must leave it there: with it gone, an outer scope could push where the
+/// inner one drains, and the inner one's end would run the outer task, which its handle
+/// would run again.
+#[test]
+fn looking_for_work_inside_a_scope_leaves_its_claimed_slots_to_it() {
+    for pool in pools() {
+        for wait in 0..2 {
+            let ran = AtomicUsize::new(0);
+            let r = pool.run(|w| {
+                w.promises(|outer| {
+                    let z = w.promises(|inner| {
+                        let x = inner.spawn(|_| 1u64);
+                        let y = inner.spawn(|_| 2u64);
+                        let a = x.join() + y.join();
+                        match wait {
+                            0 => drop(heist::yield_now()),
+                            _ => drop(heist::yield_local()),
+                        }
+                        let z = outer.spawn(|_| ran.fetch_add(1, Ordering::Relaxed) as u64);
+                        (z, a)
+                    });
+                    z.0.join() + z.1
+                })
+            });
+            assert_eq!((r, ran.load(Ordering::Relaxed)), (3, 1), "{pool:?} {wait}");
+        }
+    }
+}
+
+/// `yield_local` inside a `Worker::scope` body pops only what lies above the body's base:
+/// a claimed slot of an outer promises scope below it stays, and the scope's tasks, pushed
+/// above it, run before the scope ends.
+#[test]
+fn yield_local_inside_a_worker_scope_keeps_the_scope_tasks_inside() {
+    for pool in pools() {
+        let ran = AtomicUsize::new(0);
+        let r = pool.run(|w| {
+            w.promises(|p| {
+                let x = p.spawn(|_| 1u64);
+                let y = p.spawn(|_| 2u64);
+                let a = x.join() + y.join();
+                w.scope(|s| {
+                    heist::yield_local();
+                    s.spawn(|_| {
+                        ran.fetch_add(1, Ordering::Relaxed);
+                    });
+                });
+                assert_eq!(ran.load(Ordering::Relaxed), 1, "scope task done at its end");
+                a
+            })
+        });
+        assert_eq!(r, 3);
+    }
+}
+
+/// A `Worker::scope` begun with the deque full still keeps an outer handle on top from
+/// popping inside its body (its mark takes the slot no task takes, or a mark lies on top
+/// already), so that the scope's tasks stay inside it, at every small capacity.
+#[test]
+fn an_outer_handle_joined_inside_a_worker_scope_on_a_full_deque_stays_out() {
+    within_a_minute(|| {
+        for s in [Scheduler::Lace, Scheduler::Relay] {
+            for cap in 1..=3 {
+                for n in [1, 2] {
+                    let pool = pool(s, n, cap);
+                    for _ in 0..20 {
+                        let ran = AtomicUsize::new(0);
+                        let r = pool.run(|w| {
+                            w.promises(|outer| {
+                                let hs: Vec<_> =
+                                    (0..cap as u64).map(|i| outer.spawn(move |_| i)).collect();
+                                let last = hs.into_iter().rev().map(|h| {
+                                    w.scope(|sc| {
+                                        w.scope(|inner| {
+                                            let v = h.join();
+                                            inner.spawn(|_| {
+                                                ran.fetch_add(1, Ordering::Relaxed);
+                                            });
+                                            v
+                                        }) + {
+                                            sc.spawn(|_| {
+                                                ran.fetch_add(1, Ordering::Relaxed);
+                                            });
+                                            0
+                                        }
+                                    })
+                                });
+                                let sum: u64 = last.sum();
+                                assert_eq!(ran.load(Ordering::Relaxed), 2 * cap, "tasks inside");
+                                sum
+                            })
+                        });
+                        let cap = cap as u64;
+                        assert_eq!(r, cap * (cap - 1) / 2, "{s:?} {cap} {n}");
+                    }
+                }
             }
         }
     });

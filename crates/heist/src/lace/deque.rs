@@ -63,10 +63,11 @@ impl Deque {
     /// Where the gate words lie in a `Deque`, for [`Home::GATE_OFFSET`].
     pub(crate) const GATE_OFFSET: usize = offset_of!(Deque, gate) + offset_of!(Padded<Gate>, 0);
 
-    /// A deque of `capacity` slots (at most `u32::MAX`).
+    /// A deque of `capacity` slots (less than `u32::MAX`), and one more that only a scope's
+    /// mark may take (`Owner::mark_slot`), so that a full deque still takes one.
     pub(crate) fn new(capacity: usize) -> Deque {
-        assert!(capacity <= u32::MAX as usize);
-        let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
+        assert!(capacity < u32::MAX as usize);
+        let slots: Box<[Slot]> = (0..=capacity).map(|_| Slot::new()).collect();
         let start = slots.as_ptr() as *mut Slot;
         Deque {
             ts: Padded(AtomicU64::new(0)),
@@ -83,6 +84,7 @@ impl Deque {
         self.slots.as_ptr() as *mut Slot
     }
 
+    /// One past the end of the slot array, the mark's slot included.
     fn end(&self) -> *mut Slot {
         // SAFETY: one past the end of the slot array.
         unsafe { self.start().add(self.slots.len()) }
@@ -151,6 +153,7 @@ pub(crate) unsafe trait Home {
 pub(crate) struct Owner<H: Home> {
     head: Cell<*const Slot>,
     o_split: Cell<*const Slot>,
+    /// One past the last slot a task may take: the mark's slot lies here.
     end: *const Slot,
     base: *const Slot,
     o_allstolen: Cell<bool>,
@@ -179,7 +182,7 @@ impl<H: Home> Owner<H> {
         Owner {
             head: Cell::new(base),
             o_split: Cell::new(base),
-            end: dq.end(),
+            end: dq.end().wrapping_sub(1),
             base,
             o_allstolen: Cell::new(true),
             o_spawn_top: Cell::new(base),
@@ -287,15 +290,24 @@ impl<H: Home> Owner<H> {
     pub(crate) fn next_slot(&self) -> Option<&Slot> {
         let head = self.head.get();
         // SAFETY: below `end`, `head` points into the slot array, which outlives `self`.
-        (head != self.end).then(|| unsafe { &*head })
+        (head < self.end).then(|| unsafe { &*head })
     }
 
-    /// Pushes the task just written into `next_slot()`. Returns true when the scheduler
-    /// has slow-path work: the deque was all stolen, or a thief or requester raised the
-    /// gate.
+    /// The slot a scope's mark takes (`Worker::push_mark`), pushed like a task with
+    /// `push`: the next slot, or the one past `end` that no task takes. `None` once a
+    /// mark lies there.
+    pub(crate) fn mark_slot(&self) -> Option<&Slot> {
+        let head = self.head.get();
+        // SAFETY: at or below `end`, `head` points into the slot array (one longer).
+        (head <= self.end).then(|| unsafe { &*head })
+    }
+
+    /// Pushes the task just written into `next_slot()` (or a mark into `mark_slot()`).
+    /// Returns true when the scheduler has slow-path work: the deque was all stolen, or a
+    /// thief or requester raised the gate.
     #[inline(always)]
     pub(crate) fn push(&self) -> bool {
-        // SAFETY: `next_slot` returned `head`, so `head < end`.
+        // SAFETY: `next_slot` or `mark_slot` returned `head`, a slot of the array.
         self.head.set(unsafe { self.head.get().add(1) });
         self.o_allstolen.get() || self.gate().limit.load(Relaxed).cast_const() == self.base
     }
@@ -349,7 +361,7 @@ impl<H: Home> Owner<H> {
     #[inline]
     pub(crate) fn set_spawn_top(&self, p: *const Slot) {
         self.o_spawn_top.set(p);
-        if self.gate().floor.load(Relaxed).cast_const() != self.end {
+        if self.gate().floor.load(Relaxed) != self.dq().end() {
             self.lower_floor();
         }
     }
@@ -530,6 +542,14 @@ impl<H: Home> Owner<H> {
     #[inline(always)]
     pub(crate) fn head(&self) -> *const Slot {
         self.head.get()
+    }
+
+    /// Stores `head`, which is `head` already: a later read of it is then known to the
+    /// compiler on every path that stored it, also after calls it cannot see into.
+    #[inline(always)]
+    pub(crate) fn restate_head(&self, head: *const Slot) {
+        debug_assert_eq!(self.head.get(), head);
+        self.head.set(head);
     }
 
     /// The position of `slot` (a slot of this deque, or one past its last).

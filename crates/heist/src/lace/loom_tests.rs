@@ -1,5 +1,5 @@
 //! loom models of Lace's split deque (`lace::deque`) on its own, driven the way
-//! `Worker::push_task` and `Worker::sync` drive it: the owner writes a job into the slot
+//! `Worker::join` and `Worker::sync` drive it: the owner writes a job into the slot
 //! at `head` (fast path through the gate, else `next_slot` + `push`, calling `push_slow`
 //! when asked) and pops in LIFO order, running a private task inline and otherwise
 //! waiting for the thief's `DONE` before `pop_stolen` and `take_outcome`. Thieves call
@@ -128,7 +128,7 @@ where
         }
     }
 
-    /// Pushes task `id` like `Worker::push_task`: the fast path when the gate is open,
+    /// Pushes task `id` like `Worker::join`: the fast path when the gate is open,
     /// else `next_slot` and `push`, calling `push_slow` when asked. Returns `None` if the
     /// deque was full and the task ran inline, else whether `push_slow` ran.
     fn push(&mut self, id: usize) -> Option<bool> {
@@ -155,6 +155,25 @@ where
             self.owner.push_slow();
         }
         self.stack.push(Pushed { slot, id });
+        thread::yield_now();
+        Some(slow)
+    }
+
+    /// Pushes a scope's mark like `Worker::push_mark`: a claimed slot at `head`, taking the
+    /// slot past the capacity if the deque is full. `None` if a mark lies there already,
+    /// else whether `push_slow` ran.
+    fn push_mark(&mut self) -> Option<bool> {
+        let slot = self.owner.mark_slot()?;
+        // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves.
+        unsafe { slot.claim() };
+        let slow = self.owner.push();
+        if slow {
+            self.owner.push_slow();
+        }
+        self.stack.push(Pushed {
+            slot,
+            id: usize::MAX,
+        });
         thread::yield_now();
         Some(slow)
     }
@@ -593,4 +612,34 @@ fn loom_take_back_and_claim() {
         "found task 0 with a thief",
         "had a thief take the claimed slot",
     ]);
+}
+
+/// A scope's mark (`Worker::push_mark`) on a full deque takes the slot past the capacity,
+/// where no task goes, and only one mark fits there. Shared by a grow, a thief that takes it
+/// runs nothing; the owner pops it like a claimed slot, waiting for that thief if need be.
+#[test]
+fn loom_mark_on_a_full_deque() {
+    let cov = Arc::new(Coverage::default());
+    let c = Arc::clone(&cov);
+    model(move || {
+        let shape = Shape {
+            capacity: 1,
+            tasks: 2,
+            thieves: 2,
+            attempts: 2,
+        };
+        run_model(shape, job, |o| {
+            o.push(0);
+            o.push_mark()
+                .expect("the slot past the capacity takes a mark");
+            assert!(o.push_mark().is_none(), "a second mark past the capacity");
+            assert_eq!(o.push(1), None, "a task push into a full deque must fail");
+            let mark = o.stack.pop().expect("the mark is on top");
+            if o.pop_claimed(mark, true) {
+                c.hit(0);
+            }
+            o.pop_and_sync();
+        })
+    });
+    cov.check(&["had a thief take the mark"]);
 }

@@ -31,7 +31,7 @@ impl Lace {
         };
         slot.thief.store(w.index() + 1, Relaxed);
         // SAFETY: the CAS in `steal` gave this worker the slot, and every slot of a
-        // worker's deque is put with context `Worker` (`Worker::push_task`).
+        // worker's deque is put with context `Worker` (`Worker::join`, `crate::promise`, `crate::spawn`).
         w.run_taken(|| unsafe { slot.run_stolen(w) });
         true
     }

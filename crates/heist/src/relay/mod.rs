@@ -616,7 +616,8 @@ fn run_range(w: &Worker, first: Proxy, count: u32, watch: Watch) {
 unsafe fn run_remote(w: &Worker, slot: &Slot) {
     slot.thief.store(w.index() + 1, Relaxed);
     // SAFETY: the caller's contract; every slot of a worker's deque is put with context
-    // `Worker` (`Worker::push_task`); `run_stolen` publishes the outcome with `DONE`.
+    // `Worker` (`Worker::join`, `crate::promise`); `run_stolen` publishes the outcome with
+    // `DONE`.
     unsafe { slot.run_stolen(w) }
 }
 
