@@ -20,6 +20,15 @@
 //! - `loom_sleep_wake_all_for_condition`: a sleeper waits for a condition, not a token,
 //!   as `Worker::wait_until` does for a barrier; the waker changes it by a
 //!   read-modify-write and calls `wake_all`, as a detached task's end does.
+//! - `loom_sleep_wake_all_while_the_sleeper_sleeps_again`: two wakers call `wake_all`
+//!   for a hint (a team that may want the sleeper, as a registration does), and then
+//!   the second one for the condition the sleeper waits for. The sleeper, woken by the
+//!   hint, sleeps again. Before the fix, `wake_all` reset the sleeper count after
+//!   releasing the idle list's lock: a waker that had taken an empty list reset it
+//!   after the sleeper had counted itself again, so the last waker saw no sleeper and
+//!   the sleeper slept for good (this model deadlocks with the reset moved back out of
+//!   the lock; the team model `loom_team_smaller_request_revokes_a_larger_forming_team`
+//!   first showed it, at a preemption bound too costly for CI).
 //!
 //! Each model also checks, across its executions, that the paths it exists for were
 //! taken: a sleeper that really slept and was woken, and a last look that found the work.
@@ -159,4 +168,39 @@ fn loom_sleep_wake_all_for_condition() {
         waker.join().unwrap();
     });
     check_hits(&hits);
+}
+
+#[test]
+fn loom_sleep_wake_all_while_the_sleeper_sleeps_again() {
+    let hits = Hits::default();
+    let h = hits.clone();
+    model(move || {
+        let sleep = Arc::new(Sleep::new(1));
+        let ready = Arc::new(AtomicUsize::new(0));
+        let hint = {
+            let sleep = sleep.clone();
+            thread::spawn(move || sleep.wake_all())
+        };
+        let waker = {
+            let (sleep, ready) = (sleep.clone(), ready.clone());
+            thread::spawn(move || {
+                sleep.wake_all();
+                ready.store(1, Relaxed);
+                sleep.wake_all();
+            })
+        };
+        let mut sleeps = 0;
+        while ready.load(Relaxed) == 0 {
+            sleep.sleep(0, Roots::Included, None, || ready.load(Relaxed) != 0);
+            sleeps += 1;
+        }
+        // [0]: woken by a hint and slept again; [1]: woke once, for the condition.
+        h[usize::from(sleeps < 2)].fetch_add(1, Relaxed);
+        hint.join().unwrap();
+        waker.join().unwrap();
+    });
+    assert!(
+        hits.iter().all(|h| h.load(Relaxed) > 0),
+        "the sleeper slept again after a hint in some execution, and not in another"
+    );
 }

@@ -178,8 +178,13 @@ impl Sleep {
         if !self.anyone_asleep() {
             return;
         }
-        let all = std::mem::take(&mut *lock(&self.idle));
-        self.sleepers.store(0, SeqCst);
+        // The count is reset under the lock, as every other writer sets it: reset after
+        // the lock, it could wipe out a sleeper that counted itself meanwhile.
+        let all = {
+            let mut idle = lock(&self.idle);
+            self.sleepers.store(0, SeqCst);
+            std::mem::take(&mut *idle)
+        };
         for (w, _) in all {
             self.unpark(w);
         }

@@ -190,7 +190,7 @@ fn partner_coordinator(teams: &Teams, me: usize, mine_r: u16, mine_c: usize) -> 
 
 /// The coordinator that wants idle worker `me` as a member, if any: one that needs it,
 /// found through its partners, unless `me` is busy with a team of its own.
-fn wanted_by(teams: &Teams, me: usize) -> Option<usize> {
+pub(super) fn wanted_by(teams: &Teams, me: usize) -> Option<usize> {
     if teams.pending.load(Relaxed) == 0 {
         return None;
     }
@@ -456,12 +456,18 @@ pub(crate) fn wait_round(idle: u32, yields: u32, nap: Duration) {
 
 /// Coordinates on `w` until a team of `r` is fixed; returns the `n` it was fixed under.
 pub(super) fn form(w: &Worker, teams: &Teams, r: u16) -> u16 {
+    forming(teams, w.index(), || gather(w, teams, r))
+}
+
+/// Runs `gather`, the forming of a team coordinated by `me`, with the request counted
+/// as pending and `me` its own `coord`.
+pub(super) fn forming<T>(teams: &Teams, me: usize, gather: impl FnOnce() -> T) -> T {
     // Partners find a coordinator through their partners' `coord`: while it forms, it
     // is its own, also when it asks from inside another team's body.
-    let coord = &teams.slots[w.index()].coord;
-    let outer = coord.swap(w.index(), AcqRel);
+    let coord = &teams.slots[me].coord;
+    let outer = coord.swap(me, AcqRel);
     teams.pending.fetch_add(1, AcqRel);
-    let n = gather(w, teams, r);
+    let n = gather();
     teams.pending.fetch_sub(1, AcqRel);
     coord.store(outer, Release);
     n

@@ -21,14 +21,23 @@
 //! it belongs to once, that no launch is lost (a lost one hangs its coordinator, which
 //! loom reports), and that results reach the coordinator (they sit in loom-tracked cells).
 //!
+//! Two models of three workers (see [`fair_model`] for how their waits are bounded):
+//! a larger team's coordinator, with a registration, revokes its request for a smaller
+//! team that needs it, serves that team, and still gets its own, its members waking from
+//! real sleeps; and a team whose members panic, which poisons the barrier (with the
+//! barrier's own steps, `Barrier::arrive`, `passed` and `block`) so that every member
+//! leaves and the first panic, not the poison's, reaches the coordinator.
+//!
 //! Run with `.ci/loom` (`RUSTFLAGS="--cfg loom" cargo test -p heist --release --lib loom`).
 
+use super::barrier::Barrier;
 use super::form::{self, wants_member, Follow, Gather, Teams};
 use super::word::{Reg, Word};
 use super::{Header, Job, Team};
 use crate::sleep::Sleep;
 use loom::sync::Arc;
 use loom::thread;
+use std::cell::Cell;
 use std::sync::atomic::Ordering::{AcqRel, Relaxed};
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
@@ -37,6 +46,39 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
         b.preemption_bound = Some(3);
     }
     b.check(f);
+}
+
+thread_local! {
+    /// The rounds that each wait of the running model explores (see [`fair_model`]).
+    static ROUNDS: Cell<Option<u32>> = const { Cell::new(None) };
+}
+
+/// A model of three workers, with `preemptions` and each wait explored for `rounds`
+/// (loom runs a model's threads on the test's own thread, which holds the bound).
+///
+/// With two threads waiting by yielding and a third that they wait for, loom explores
+/// ever longer executions in which the two take turns and the third never runs
+/// (tokio-rs/loom#53): the model never ends. So each wait here branches for `rounds`
+/// rounds; past them the execution goes on unexplored, in loom's default order, which
+/// runs the thread that yielded least (a wait that can never end still fails the model,
+/// with loom's "exceeded maximum number of branches").
+fn fair_model(preemptions: u8, rounds: u32, f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(preemptions.into());
+    }
+    ROUNDS.with(|r| r.set(Some(rounds)));
+    b.check(f);
+    ROUNDS.with(|r| r.set(None));
+}
+
+/// Round `k` of a model's wait (counting it): yields to the other threads.
+fn pause(k: &mut u32) {
+    *k += 1;
+    if ROUNDS.with(Cell::get).is_some_and(|r| *k > r) {
+        loom::skip_branch();
+    }
+    thread::yield_now();
 }
 
 /// Two workers register with a coordinator of three, which fixes the team once both did.
@@ -209,14 +251,18 @@ fn value(launch: usize, rank: usize) -> usize {
     launch * 10 + rank
 }
 
+/// A member's part of a launch: given the job's barrier and the rank, it computes the
+/// rank's result.
+type Part<'a> = &'a dyn Fn(&Barrier, usize) -> usize;
+
 /// A member runs launch `job`, taken by the real code: its real member part
-/// (`Header::member`, `Job::run_caught`) around `part`, which gets the rank.
-fn run_part(job: *const Header, part: impl FnOnce(usize) -> usize) {
+/// (`Header::member`, `Job::run_caught`) around `part`.
+fn run_part(job: *const Header, part: Part<'_>) {
     // SAFETY: a launch's coordinator keeps its job alive until every member left it
     // (what `Header::member` does last); the models' jobs are `ModelJob`s.
     let job = unsafe { &*job.cast::<ModelJob>() };
     job.header
-        .member(|rank| job.run_caught(rank, || part(rank)));
+        .member(|rank| job.run_caught(rank, || part(&job.barrier, rank)));
 }
 
 /// Coordinator `me` launches its fixed team of `r` under `n` as `Worker::launch` does:
@@ -226,14 +272,15 @@ fn launch(
     me: usize,
     r: u16,
     n: u16,
-    part0: impl FnOnce() -> usize,
+    part0: impl FnOnce(&Barrier) -> usize,
 ) -> std::thread::Result<Vec<usize>> {
     let job = ModelJob::new(&NEVER, usize::from(r));
     let slot = &teams.slots[me];
     let i = slot.publish(&job.header, n);
-    job.run_caught(0, part0);
+    job.run_caught(0, || part0(&job.barrier));
+    let mut k = 0;
     while !job.header.all_left() {
-        thread::yield_now();
+        pause(&mut k);
     }
     slot.retire(i);
     job.outcome()
@@ -243,41 +290,44 @@ fn launch(
 /// `None` if it gives way to a team that goes first (its request is revoked then).
 fn gather(teams: &Teams, sleep: &Sleep, me: usize, r: u16) -> Result<u16, usize> {
     form::ask(teams, sleep, me, r);
+    let mut k = 0;
     loop {
         match form::gather_step(teams, me, r) {
             Gather::Fixed(n) => return Ok(n),
             Gather::GiveWay(c) => return Err(c),
-            Gather::Wait(_) => thread::yield_now(),
+            Gather::Wait(_) => pause(&mut k),
         }
     }
 }
 
 /// Worker `me` registers with coordinator `c` (retrying while `c` does not need it) and
-/// follows it as `form::member` does, running each launch with `part` (given the launch's
-/// count among this worker's runs and the rank), until the registration ends. Returns
-/// how many launches it ran.
-fn serve(
-    teams: &Teams,
-    sleep: &Sleep,
-    me: usize,
-    c: usize,
-    part: &dyn Fn(usize) -> usize,
-) -> usize {
+/// follows it (see [`follow`]). Returns how many launches it ran.
+fn serve(teams: &Teams, sleep: &Sleep, me: usize, c: usize, part: Part<'_>) -> usize {
+    let mut k = 0;
     let n = loop {
         match form::register(teams, sleep, me, c, 0) {
             Some(n) => break n,
-            None => thread::yield_now(),
+            None => pause(&mut k),
         }
     };
+    let (ran, _) = follow(teams, me, c, n, part);
+    ran
+}
+
+/// Worker `me`, registered with coordinator `c` under `n`, follows it as `form::member`
+/// does (without lending), running each launch with `part`, until the registration ends.
+/// Returns how many launches it ran, and whether the registration was revoked.
+fn follow(teams: &Teams, me: usize, c: usize, n: u16, part: Part<'_>) -> (usize, bool) {
     let g = &teams.slots[me].regs[0];
     let mut ran = 0;
-    loop {
+    let mut k = 0;
+    let revoked = loop {
         match form::follow(teams, me, c, n) {
             Follow::Run(job) => {
                 run_part(job, part);
                 ran += 1;
             }
-            Follow::Revoked => break,
+            Follow::Revoked => break true,
             Follow::Wait(reg, first) => {
                 assert!(first.is_none(), "no other coordinator here");
                 if reg.r == 0 && form::withdraw(teams, g) {
@@ -285,14 +335,65 @@ fn serve(
                         run_part(job, part);
                         ran += 1;
                     }
-                    break;
+                    break false;
                 }
-                thread::yield_now();
+                pause(&mut k);
+            }
+        }
+    };
+    form::unfollow(teams, me, 0, me);
+    (ran, revoked)
+}
+
+/// Worker `me` registers with coordinator `c` once, as `form::member` does, and if it
+/// could, follows it (see [`follow`]).
+fn member(
+    teams: &Teams,
+    sleep: &Sleep,
+    me: usize,
+    c: usize,
+    part: Part<'_>,
+) -> Option<(usize, bool)> {
+    let n = form::register(teams, sleep, me, c, 0)?;
+    Some(follow(teams, me, c, n, part))
+}
+
+/// Worker `me` idles as the runtime's idle loop does, until it has run a launch: it
+/// sleeps, with `wants_member` in its last look, until a team wants it, then registers
+/// and follows it (`form::serve`). Returns the launches it ran and how many of its
+/// registrations were revoked.
+fn idle(teams: &Teams, sleep: &Sleep, me: usize, part: Part<'_>) -> (usize, usize) {
+    let mut revoked = 0;
+    loop {
+        sleeper(teams, sleep, me);
+        let Some(c) = form::wanted_by(teams, me) else {
+            continue;
+        };
+        if let Some((ran, r)) = member(teams, sleep, me, c, part) {
+            revoked += usize::from(r);
+            if ran > 0 {
+                return (ran, revoked);
             }
         }
     }
-    form::unfollow(teams, me, 0, me);
-    ran
+}
+
+/// Coordinator `me` forms a team of `r` as `form::form` does (without help): it asks,
+/// and when a team that goes first needs it, it serves that team with `part` and asks
+/// again. Returns the `n` its team was fixed under and the coordinators it gave way to.
+fn form_team(teams: &Teams, sleep: &Sleep, me: usize, r: u16, part: Part<'_>) -> (u16, Vec<usize>) {
+    form::forming(teams, me, || {
+        let mut gave_way = Vec::new();
+        loop {
+            match gather(teams, sleep, me, r) {
+                Ok(n) => return (n, gave_way),
+                Err(c) => {
+                    gave_way.push(c);
+                    member(teams, sleep, me, c, part);
+                }
+            }
+        }
+    })
 }
 
 /// Coordinator 0 forms a team of two with worker 1 and launches it; the member's part
@@ -305,7 +406,7 @@ fn formed_and_launched(panics: bool) {
         let m = {
             let (teams, sleep) = (teams.clone(), sleep.clone());
             thread::spawn(move || {
-                serve(&teams, &sleep, 1, 0, &|rank| {
+                serve(&teams, &sleep, 1, 0, &|_, rank| {
                     assert_eq!(rank, 1);
                     if panics {
                         panic!("member");
@@ -315,7 +416,7 @@ fn formed_and_launched(panics: bool) {
             })
         };
         let n = gather(&teams, &sleep, 0, 2).expect("nobody goes first");
-        let out = launch(&teams, 0, 2, n, || value(1, 0));
+        let out = launch(&teams, 0, 2, n, |_| value(1, 0));
         assert_eq!(m.join().unwrap(), 1, "the member ran the launch once");
         match out {
             Ok(v) => assert!(!panics && v == [value(1, 0), value(1, 1)], "{v:?}"),
@@ -354,7 +455,7 @@ fn loom_team_launch_found_after_a_nested_request_revokes_it() {
                 // The outer launch, then (a fresh registration) the nested one.
                 for _ in 0..2 {
                     let ran = std::cell::Cell::new(0);
-                    serve(&teams, &sleep, 1, 0, &|rank| {
+                    serve(&teams, &sleep, 1, 0, &|_, rank| {
                         ran.set(ran.get() + 1);
                         if launches.is_empty() && teams.slots[0].word.load().r == 0 {
                             LATE.fetch_add(1, Relaxed);
@@ -367,11 +468,11 @@ fn loom_team_launch_found_after_a_nested_request_revokes_it() {
             })
         };
         let n = gather(&teams, &sleep, 0, 2).expect("nobody goes first");
-        let outer = launch(&teams, 0, 2, n, || {
+        let outer = launch(&teams, 0, 2, n, |_| {
             teams.slots[0].word.revoke();
             let n2 = gather(&teams, &sleep, 0, 2).expect("nobody goes first");
             assert_ne!(n2, n, "the nested team forms under a new registration");
-            let inner = launch(&teams, 0, 2, n2, || value(2, 0)).expect("no panic");
+            let inner = launch(&teams, 0, 2, n2, |_| value(2, 0)).expect("no panic");
             assert_eq!(inner, [value(2, 0), value(2, 1)]);
             value(1, 0)
         });
@@ -402,21 +503,140 @@ fn loom_team_two_requests_at_once_the_higher_id_gives_way() {
                         Ok(n) => break n,
                         Err(c) => {
                             assert_eq!(c, 0, "only 0 goes first");
-                            served += serve(&teams, &sleep, 1, 0, &|rank| value(1, rank));
+                            served += serve(&teams, &sleep, 1, 0, &|_, rank| value(1, rank));
                         }
                     }
                 };
-                let out = launch(&teams, 1, 2, n, || value(2, 0)).expect("no panic");
+                let out = launch(&teams, 1, 2, n, |_| value(2, 0)).expect("no panic");
                 (served, out)
             })
         };
         let n = gather(&teams, &sleep, 0, 2).expect("0 goes first");
-        let out = launch(&teams, 0, 2, n, || value(1, 0)).expect("no panic");
+        let out = launch(&teams, 0, 2, n, |_| value(1, 0)).expect("no panic");
         assert_eq!(out, [value(1, 0), value(1, 1)]);
-        let served = serve(&teams, &sleep, 0, 1, &|rank| value(2, rank));
+        let served = serve(&teams, &sleep, 0, 1, &|_, rank| value(2, rank));
         assert_eq!(served, 1, "0 ran 1's launch once");
         let (served, out) = one.join().unwrap();
         assert_eq!(served, 1, "1 ran 0's launch once");
         assert_eq!(out, [value(2, 0), value(2, 1)]);
     });
+}
+
+/// Three workers. Coordinator 0 asks for a team of all three, and worker 2, idle, may
+/// register with it. Worker 1 asks for a team of two, whose block {0, 1} needs 0, and
+/// goes first: 0 revokes its request (voiding 2's registration, if made), serves 1's
+/// team, and asks again; 1 and 2, idle (asleep until a team wants them), join it. Each
+/// team forms and runs once, each worker runs each launch it belongs to once, and
+/// nothing hangs (a lost wake-up or a lost launch shows as a deadlock).
+#[test]
+fn loom_team_smaller_request_revokes_a_larger_forming_team() {
+    // Executions in which 2's registration was revoked by 0's giving way.
+    static VOIDED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    // One preemption, one round a wait: ~2 s in a release build; two preemptions run
+    // for tens of minutes.
+    fair_model(1, 1, || {
+        let teams = Arc::new(Teams::new(3));
+        let sleep = Arc::new(Sleep::new(3));
+        let joins_three = |_: &Barrier, rank: usize| {
+            assert!(rank == 1 || rank == 2, "rank {rank}");
+            value(2, rank)
+        };
+        let two = {
+            let (teams, sleep) = (teams.clone(), sleep.clone());
+            thread::spawn(move || idle(&teams, &sleep, 2, &joins_three))
+        };
+        let one = {
+            let (teams, sleep) = (teams.clone(), sleep.clone());
+            thread::spawn(move || {
+                let (n, gave_way) = form_team(&teams, &sleep, 1, 2, &|_, _| {
+                    unreachable!("nothing goes before a team of two")
+                });
+                assert!(gave_way.is_empty());
+                let out = launch(&teams, 1, 2, n, |_| value(1, 0)).expect("no panic");
+                assert_eq!(out, [value(1, 0), value(1, 1)]);
+                idle(&teams, &sleep, 1, &joins_three)
+            })
+        };
+        let (n, gave_way) = form_team(&teams, &sleep, 0, 3, &|_, rank| {
+            assert_eq!(rank, 1);
+            value(1, rank)
+        });
+        assert_eq!(gave_way, [1], "0 served 1's team once");
+        let out = launch(&teams, 0, 3, n, |_| value(2, 0)).expect("no panic");
+        assert_eq!(out, [value(2, 0), value(2, 1), value(2, 2)]);
+        let (ran1, _) = one.join().unwrap();
+        let (ran2, voided) = two.join().unwrap();
+        assert_eq!((ran1, ran2), (1, 1), "each member ran 0's launch once");
+        VOIDED.fetch_add(voided, Relaxed);
+    });
+    assert!(
+        VOIDED.load(Relaxed) > 0,
+        "the revocation voided a registration"
+    );
+}
+
+/// A member's wait at barrier `b`, blocking from the start (the real wait spins and
+/// yields first, then blocks the same way): a lost wake-up hangs it. Sets `blocked` if
+/// it blocked.
+fn wait_at(b: &Barrier, blocked: &Cell<bool>) {
+    if let Some(g) = b.arrive() {
+        while !b.passed(g) {
+            blocked.set(true);
+            b.block(g, std::time::Duration::from_millis(1));
+        }
+    }
+}
+
+/// A team of three (coordinator 0, members 1 and 2) passes a barrier; then ranks 1 and
+/// 2 panic, and rank 0 waits at a second barrier, where only the poison wakes it (and
+/// it panics in turn). Every member leaves, each rank runs once, and the coordinator
+/// gets a member's own panic (never the poison's) once both members have left.
+#[test]
+fn loom_team_members_panic_and_poison_the_barrier() {
+    // Executions in which rank 0 blocked at the first barrier, and at the second.
+    static BLOCKED: [std::sync::atomic::AtomicUsize; 2] = [
+        std::sync::atomic::AtomicUsize::new(0),
+        std::sync::atomic::AtomicUsize::new(0),
+    ];
+    // Two preemptions (a lost barrier wake-up needs them), one round a wait: ~10 s.
+    fair_model(2, 1, || {
+        let teams = Arc::new(Teams::new(3));
+        let sleep = Arc::new(Sleep::new(3));
+        let part = |b: &Barrier, rank: usize| -> usize {
+            let blocked = [Cell::new(false), Cell::new(false)];
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                wait_at(b, &blocked[0]);
+                if rank != 0 {
+                    std::panic::resume_unwind(Box::new(rank));
+                }
+                wait_at(b, &blocked[1]);
+            }));
+            if rank == 0 {
+                for (n, b) in BLOCKED.iter().zip(&blocked) {
+                    n.fetch_add(usize::from(b.get()), Relaxed);
+                }
+            }
+            std::panic::resume_unwind(caught.expect_err("a panic, or the poison's"))
+        };
+        let members: Vec<_> = (1..3)
+            .map(|me| {
+                let (teams, sleep) = (teams.clone(), sleep.clone());
+                thread::spawn(move || serve(&teams, &sleep, me, 0, &part))
+            })
+            .collect();
+        let n = gather(&teams, &sleep, 0, 3).expect("nobody goes first");
+        let out = launch(&teams, 0, 3, n, |b| part(b, 0));
+        let ran: Vec<_> = members.into_iter().map(|m| m.join().unwrap()).collect();
+        assert_eq!(ran, [1, 1], "each member ran the launch once");
+        let p = out.expect_err("the members panicked");
+        let rank = p.downcast_ref::<usize>().copied();
+        assert!(
+            matches!(rank, Some(1 | 2)),
+            "a member's own panic: {rank:?}"
+        );
+    });
+    assert!(
+        BLOCKED.iter().all(|b| b.load(Relaxed) > 0),
+        "rank 0 blocked: {BLOCKED:?}"
+    );
 }
