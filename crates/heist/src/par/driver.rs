@@ -305,8 +305,15 @@ where
             break;
         }
         if len / 2 >= min && split_demanded(w) && blocks.worth(len, MIN_SPLIT) {
-            std::mem::forget(guard);
-            return split(w, lp, p, acc, blocks);
+            match split(w, lp, p, acc, blocks) {
+                Ok(out) => {
+                    std::mem::forget(guard);
+                    return out;
+                }
+                // Fold a block before the next look, so that requests that keep coming
+                // without a thief cannot hold the loop up.
+                Err(back) => (p, acc) = back,
+            }
         }
         let n = blocks.next(len);
         // A first block and a slow one are of the fewest items; test that first, as the
@@ -333,10 +340,19 @@ where
 
 /// Splits the rest for the thieves waiting now: into |S|+1 parts for |S| relay steal
 /// requests (Embracing Explicit Communication, Fig. 5.13), into halves on Lace, whose
-/// thieves take what is pushed themselves.
+/// thieves take what is pushed themselves. With no thief left to serve (relay: each
+/// request was an update or came from a thief that took an offer since), the piece and
+/// its accumulator come back to the owner's loop: going on from here instead would add a
+/// stack frame per empty request, with nothing to bound them.
 #[cold]
 #[inline(never)]
-fn split<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P, acc: K::Acc, blocks: Blocks) -> K::Output
+fn split<P, K>(
+    w: &Worker,
+    lp: &Loop<'_, K>,
+    p: P,
+    acc: K::Acc,
+    blocks: Blocks,
+) -> Result<K::Output, (P, K::Acc)>
 where
     P: Producer,
     K: Kernel<P::Item>,
@@ -344,7 +360,11 @@ where
     let waiting = demand::waiting(w);
     let ways = waiting.ways();
     stat!(w.counters(), splits, ways >= 2);
-    cut(w, lp, p, acc, blocks, ways, waiting)
+    if ways < 2 {
+        waiting.answer();
+        return Err((p, acc));
+    }
+    Ok(cut(w, lp, p, acc, blocks, ways, waiting))
 }
 
 /// Cuts `p` into `ways` nearly equal parts. The upper parts are pushed as joined
