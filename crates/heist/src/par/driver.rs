@@ -304,15 +304,12 @@ where
         if len == 0 || lp.stopped() {
             break;
         }
+        // With no thief to serve, fold a block before the next look, so that requests
+        // that keep coming without a thief cannot hold the loop up.
         if len / 2 >= min && split_demanded(w) && blocks.worth(len, MIN_SPLIT) {
-            match split(w, lp, p, acc, blocks) {
-                Ok(out) => {
-                    std::mem::forget(guard);
-                    return out;
-                }
-                // Fold a block before the next look, so that requests that keep coming
-                // without a thief cannot hold the loop up.
-                Err(back) => (p, acc) = back,
+            if let Some((waiting, ways)) = thieves(w) {
+                std::mem::forget(guard);
+                return split(w, lp, p, acc, blocks, waiting, ways);
             }
         }
         let n = blocks.next(len);
@@ -338,12 +335,27 @@ where
     stop_on_unwind(lp, || lp.kernel.finish(acc))
 }
 
-/// Splits the rest for the thieves waiting now: into |S|+1 parts for |S| relay steal
-/// requests (Embracing Explicit Communication, Fig. 5.13), into halves on Lace, whose
-/// thieves take what is pushed themselves. With no thief left to serve (relay: each
-/// request was an update or came from a thief that took an offer since), the piece and
-/// its accumulator come back to the owner's loop: going on from here instead would add a
-/// stack frame per empty request, with nothing to bound them.
+/// Takes the requests waiting now, and gives them with the number of parts to cut the
+/// rest into: |S|+1 for |S| relay steal requests (Embracing Explicit Communication,
+/// Fig. 5.13), two on Lace, whose thieves take what is pushed themselves. With no thief
+/// left to serve (relay: each request was an update, or came from a thief that took an
+/// offer since), it answers them and gives `None`: the owner's loop goes on with its
+/// piece. Splitting for no one instead would go on in a new frame per empty request,
+/// with nothing to bound them.
+#[cold]
+#[inline(never)]
+fn thieves(w: &Worker) -> Option<(demand::Waiting<'_>, usize)> {
+    let waiting = demand::waiting(w);
+    let ways = waiting.ways();
+    stat!(w.counters(), splits, ways >= 2);
+    if ways < 2 {
+        waiting.answer();
+        return None;
+    }
+    Some((waiting, ways))
+}
+
+/// Splits the rest into `ways` parts for the `waiting` thieves (see [`thieves`]).
 #[cold]
 #[inline(never)]
 fn split<P, K>(
@@ -352,19 +364,14 @@ fn split<P, K>(
     p: P,
     acc: K::Acc,
     blocks: Blocks,
-) -> Result<K::Output, (P, K::Acc)>
+    waiting: demand::Waiting<'_>,
+    ways: usize,
+) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    let waiting = demand::waiting(w);
-    let ways = waiting.ways();
-    stat!(w.counters(), splits, ways >= 2);
-    if ways < 2 {
-        waiting.answer();
-        return Err((p, acc));
-    }
-    Ok(cut(w, lp, p, acc, blocks, ways, waiting))
+    cut(w, lp, p, acc, blocks, ways, waiting)
 }
 
 /// Cuts `p` into `ways` nearly equal parts. The upper parts are pushed as joined
