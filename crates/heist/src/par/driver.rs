@@ -309,7 +309,7 @@ where
         if len / 2 >= min && split_demanded(w) && blocks.worth(len, MIN_SPLIT) {
             if let Some((waiting, ways)) = thieves(w) {
                 std::mem::forget(guard);
-                return split(w, lp, p, acc, blocks, waiting, ways);
+                return cut(w, lp, p, acc, blocks, ways, waiting);
             }
         }
         let n = blocks.next(len);
@@ -355,28 +355,12 @@ fn thieves(w: &Worker) -> Option<(demand::Waiting<'_>, usize)> {
     Some((waiting, ways))
 }
 
-/// Splits the rest into `ways` parts for the `waiting` thieves (see [`thieves`]).
-#[cold]
-#[inline(never)]
-fn split<P, K>(
-    w: &Worker,
-    lp: &Loop<'_, K>,
-    p: P,
-    acc: K::Acc,
-    blocks: Blocks,
-    waiting: demand::Waiting<'_>,
-    ways: usize,
-) -> K::Output
-where
-    P: Producer,
-    K: Kernel<P::Item>,
-{
-    cut(w, lp, p, acc, blocks, ways, waiting)
-}
-
 /// Cuts `p` into `ways` nearly equal parts. The upper parts are pushed as joined
 /// branches, the top one first; the owner then hands them to the `waiting` requests,
-/// one each, and goes on with the lowest part and the same accumulator.
+/// one each, and goes on with the lowest part and the same accumulator. Out of line, as
+/// the owner's loop calls it only when thieves wait (see [`thieves`]).
+#[cold]
+#[inline(never)]
 fn cut<P, K>(
     w: &Worker,
     lp: &Loop<'_, K>,

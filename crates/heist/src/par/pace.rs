@@ -72,6 +72,11 @@ impl Blocks {
     /// The blocks of a fresh piece of `p`.
     pub(super) fn new<P: Producer>(p: &P) -> Blocks {
         let (min, max) = len_bounds(p);
+        Blocks::bounded(min, max)
+    }
+
+    /// The blocks of a fresh piece whose blocks hold `min..=max` items.
+    fn bounded(min: usize, max: usize) -> Blocks {
         Blocks {
             block: 1,
             min,
@@ -196,16 +201,8 @@ mod tests {
     /// A piece with no pace measured yet, whose clock is not due before `due` items.
     fn fresh(due: usize) -> Blocks {
         Blocks {
-            block: 1,
-            min: 1,
-            max: usize::MAX,
-            cap: usize::MAX,
-            floor: 0,
-            slow: false,
-            sample: (0, 0),
-            since: None,
-            unread: 0,
             due,
+            ..Blocks::bounded(1, usize::MAX)
         }
     }
 
