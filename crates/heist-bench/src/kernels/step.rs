@@ -3,7 +3,7 @@
 //! Data Structures, Fig. 13A). A pre-split loop leaves the expensive tail to one worker.
 
 use super::par_loop::{self, equal, orx, par_versions, LoopInstance};
-use super::work::spin;
+use super::work::{iters_per_micro, spin_iters};
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
 use std::num::Wrapping;
@@ -30,30 +30,49 @@ impl Bench for Step {
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("step", size)?;
-        Ok(Box::new(LoopInstance::new("step", n, seq, run, equal)))
+        let iters = |micros: f64| (micros * iters_per_micro()).round() as u64;
+        let s = Shape {
+            n,
+            cheap: iters(0.02),
+            dear: iters(2.0),
+        };
+        Ok(Box::new(LoopInstance::new("step", s, seq, run, equal)))
     }
 }
 
-/// Element `i` of `n`: 20 ns of work, or 2 µs in the last 3 %.
-fn element(i: u64, n: u64) -> Wrapping<u64> {
-    let micros = if i * 100 >= n * 97 { 2.0 } else { 0.02 };
-    Wrapping(spin(micros) ^ i)
+/// The loop's length and its two costs in spin iterations, fixed before the runs. An
+/// element that converted its cost from microseconds itself (a load of the calibration
+/// and a rounding, in a 20 ns element) ran 1–9 % slower on heist's worker thread than on
+/// the main thread or rayon's worker, from run to run; with the counts fixed, every
+/// runtime runs the elements at seq's speed on one worker.
+#[derive(Clone, Copy)]
+struct Shape {
+    n: u64,
+    cheap: u64,
+    dear: u64,
 }
 
-fn seq(&n: &u64) -> Wrapping<u64> {
-    (0..n).map(|i| element(i, n)).sum()
+/// Element `i`: 20 ns of work, or 2 µs in the last 3 %.
+#[inline(always)]
+fn element(i: u64, s: Shape) -> Wrapping<u64> {
+    let iters = if i * 100 >= s.n * 97 { s.dear } else { s.cheap };
+    Wrapping(spin_iters(iters) ^ i)
 }
 
-par_versions!(par, |n: u64| -> Wrapping<u64> {
-    range(0, n).map(|i| element(i, n)).sum()
+fn seq(&s: &Shape) -> Wrapping<u64> {
+    (0..s.n).map(|i| element(i, s)).sum()
+}
+
+par_versions!(par, |s: Shape| -> Wrapping<u64> {
+    range(0, s.n).map(|i| element(i, s)).sum()
 });
 
-fn run(rt: &Runtime, &n: &u64) -> Wrapping<u64> {
+fn run(rt: &Runtime, &s: &Shape) -> Wrapping<u64> {
     par_loop::on_all(
         rt,
-        || seq(&n),
-        || par::heist(n),
-        || par::rayon(n),
-        orx!(|t| { par_loop::orx_range_sum(n, t, |i| element(i, n)) }),
+        || seq(&s),
+        || par::heist(s),
+        || par::rayon(s),
+        orx!(|t| { par_loop::orx_range_sum(s.n, t, |i| element(i, s)) }),
     )
 }

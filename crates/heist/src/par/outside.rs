@@ -15,7 +15,7 @@
 //!   outside: hand-offs"; loom model in `loom_claim.rs`).
 
 use super::claim::{await_latch, shared, Progress};
-use super::driver::{len_bounds, piece, Kernel, Loop, Producer};
+use super::driver::{fold_block, len_bounds, piece, Kernel, Loop, Producer};
 use super::pace::Blocks;
 use crate::latch::Latch;
 use crate::pool::Pool;
@@ -55,6 +55,7 @@ where
             break;
         }
         let n = blocks.next(len);
+        // Inline: a loop that ends here is short, and a call per block would show.
         (acc, p) = p.fold_block(n, kernel, acc);
     }
     if P::CUTS && p.len() <= Progress::MAX {
@@ -326,7 +327,7 @@ where
                 continue;
             }
             let n = blocks.next(len);
-            (acc, p) = p.fold_block(n, kernel, acc);
+            (acc, p) = fold_block(p, n, kernel, acc);
         }
         match offers.settle(kernel) {
             // Taken back: it follows what this thread folded, so the same fold goes on.
