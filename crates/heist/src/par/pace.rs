@@ -136,10 +136,19 @@ impl Blocks {
     }
 
     /// A block of the tail: an eighth of what is left or `TAIL`'s worth, whichever is
-    /// more, and the rest at once when less than `TAIL`'s worth would be left.
+    /// more, and the rest at once when less than `TAIL`'s worth would be left. Before any
+    /// pace is measured, the last block stands in for `TAIL`'s worth: all that was folded
+    /// since the clock's first read took less than `MIN_SAMPLE`, so a block that size
+    /// should too, and a loop that short ends in a few blocks, not in dozens of
+    /// shrinking ones.
     fn tail(&self, n: usize, len: usize) -> usize {
-        let n = n.min(len.div_ceil(BLOCK_SHARE).max(self.floor));
-        if len.saturating_sub(n) < self.floor {
+        let floor = if self.sample.1 == 0 {
+            self.block / 2
+        } else {
+            self.floor
+        };
+        let n = n.min(len.div_ceil(BLOCK_SHARE).max(floor));
+        if len.saturating_sub(n) < floor {
             len
         } else {
             n
@@ -206,11 +215,12 @@ mod tests {
         }
     }
 
-    /// A piece in its tail, with `floor` items worth `TAIL`.
+    /// A piece in its tail, with a pace measured and `floor` items worth `TAIL` at it.
     fn tail(floor: usize) -> Blocks {
         Blocks {
             block: usize::MAX / 2,
             floor,
+            sample: (1, 1),
             ..fresh(usize::MAX)
         }
     }
@@ -226,7 +236,8 @@ mod tests {
 
     #[test]
     fn a_tail_block_is_a_share_or_the_floor_and_takes_a_short_rest_along() {
-        // Without a pace, an eighth of the rest, down to single items.
+        // With a floor of 0 (items slower than `TAIL`), an eighth of the rest, down to
+        // single items.
         assert_eq!(tail(0).next(1000), 125);
         assert_eq!(tail(0).next(3), 1);
         assert_eq!(tail(0).next(2), 1);
@@ -237,6 +248,27 @@ mod tests {
         // The rest at once, when less than the floor would be left.
         assert_eq!(tail(100).next(150), 150);
         assert_eq!(tail(4000).next(1526), 1526);
+    }
+
+    #[test]
+    fn without_a_pace_the_tail_keeps_the_last_block() {
+        // The last block was 512 items, and no sample has reached `MIN_SAMPLE`.
+        let mut b = Blocks {
+            block: 1024,
+            ..fresh(usize::MAX)
+        };
+        assert_eq!(b.next(2000), 512);
+        // Less than the last block would be left: the rest at once.
+        assert_eq!(b.next(977), 977);
+        // A short loop from its first item: 15 blocks; the tail shrinking to single
+        // items made 53.
+        let mut b = fresh(usize::MAX);
+        let (mut left, mut blocks) = (2000, 0);
+        while left > 0 {
+            left -= b.next(left);
+            blocks += 1;
+        }
+        assert_eq!(blocks, 15);
     }
 
     #[test]
