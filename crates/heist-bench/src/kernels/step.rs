@@ -42,7 +42,7 @@ impl Bench for Step {
 
 /// The loop's length and its two costs in spin iterations, fixed before the runs. An
 /// element that converted its cost from microseconds itself (a load of the calibration
-/// and a rounding, in a 20 ns element) ran 1–9 % slower on heist's worker thread than on
+/// and a rounding, in a 20 ns element) ran 1–12 % slower on heist's worker thread than on
 /// the main thread or rayon's worker, from run to run; with the counts fixed, every
 /// runtime runs the elements at seq's speed on one worker.
 #[derive(Clone, Copy)]

@@ -137,10 +137,10 @@ impl Blocks {
 
     /// A block of the tail: an eighth of what is left or `TAIL`'s worth, whichever is
     /// more, and the rest at once when less than `TAIL`'s worth would be left. Before any
-    /// pace is measured, the last block stands in for `TAIL`'s worth: all that was folded
-    /// since the clock's first read took less than `MIN_SAMPLE`, so a block that size
-    /// should too, and a loop that short ends in a few blocks, not in dozens of
-    /// shrinking ones.
+    /// pace is measured (no read of the clock has yet seen `MIN_SAMPLE` go by), the last
+    /// block's size stands in for `TAIL`'s worth: a block no larger than the last keeps a
+    /// thief waiting no longer than the doubling already could, and a loop that short
+    /// ends in a few blocks, not in dozens that shrink to single items.
     fn tail(&self, n: usize, len: usize) -> usize {
         let floor = if self.sample.1 == 0 {
             self.block / 2
