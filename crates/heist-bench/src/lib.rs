@@ -4,6 +4,7 @@ pub mod affinity;
 pub mod barrier;
 pub mod bench;
 pub mod fork;
+pub mod handoff;
 pub mod harness;
 pub mod idle;
 pub mod kernels;

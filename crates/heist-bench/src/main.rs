@@ -37,6 +37,25 @@ enum Cmd {
     Barrier(BarrierArgs),
     /// Measures team formation (partner asleep, team persisting) and the team barrier.
     Teams(TeamsArgs),
+    /// Measures the time from making a task available to its start on another worker
+    /// (that worker asleep, or spinning), against a condvar wake-up.
+    Handoff(HandoffArgs),
+}
+
+#[derive(Args)]
+struct HandoffArgs {
+    /// Worker threads of each pool.
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
+    /// Timed samples per variant.
+    #[arg(long, default_value_t = 200)]
+    samples: usize,
+    /// Untimed samples per variant before them.
+    #[arg(long, default_value_t = 10)]
+    warmup: usize,
+    /// Print JSON on stdout.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -182,6 +201,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         Cmd::Idle(a) => idle_cmd(a),
         Cmd::Barrier(a) => barrier_cmd(a),
         Cmd::Teams(a) => teams_cmd(a),
+        Cmd::Handoff(a) => handoff_cmd(a),
     };
     res.unwrap_or_else(|e| {
         eprintln!("heist-bench: error: {e}");
@@ -326,6 +346,16 @@ fn teams_cmd(a: TeamsArgs) -> Result<ExitCode, Fail> {
         println!("{}", to_json(&rows));
     } else {
         print!("{}", heist_bench::teams::render(&rows));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn handoff_cmd(a: HandoffArgs) -> Result<ExitCode, Fail> {
+    let r = heist_bench::handoff::measure(a.workers, a.samples, a.warmup)?;
+    if a.json {
+        println!("{}", to_json(&r));
+    } else {
+        print!("{}", heist_bench::handoff::render(&r));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@ pub mod array_fold;
 pub mod bpc;
 pub mod btree_fold;
 pub mod cilksort;
+pub mod coarse;
 pub mod detached_flat;
 pub mod detached_tree;
 pub mod dot;
@@ -93,6 +94,12 @@ pub fn all() -> Vec<&'static dyn Bench> {
         &knapsack::Knapsack,
         &dot::Dot,
         &mixed_quicksort::MixedQuicksort,
+        &coarse::Coarse(coarse::Shape::Spawn),
+        &coarse::Coarse(coarse::Shape::Join),
+        &coarse::Coarse(coarse::Shape::Loop),
+        &coarse::Coarse(coarse::Shape::Promise),
+        &coarse::Coarse(coarse::Shape::Detached),
+        &coarse::Coarse(coarse::Shape::Nested),
     ]
 }
 
