@@ -616,7 +616,7 @@ impl Worker {
     /// (PROTOCOLS.md, "Lifelines"): raises every other worker's push gate (the sign, so
     /// that its next push shares and wakes a sleeper), fences asymmetrically, and then
     /// reaches the private tasks of any owner whose push did not see the sign. True if
-    /// it reached work.
+    /// it reached work, or saw private work it could not reach this time.
     fn lifeline_look(&self) -> bool {
         let r = &self.registry;
         let n = r.workers();
@@ -633,13 +633,18 @@ impl Worker {
         if !crate::sync::heavy_fence() {
             return false;
         }
-        let found =
-            others().find(|&v| r.infos[v].deque.has_private() && self.sched().lifeline(self, v));
-        if let Some(v) = found {
-            stat!(self.counters(), lifelines);
-            self.hint.set(Some(v));
+        let mut unreached = false;
+        for v in others().filter(|&v| r.infos[v].deque.has_private()) {
+            if self.sched().lifeline(self, v) {
+                stat!(self.counters(), lifelines);
+                self.hint.set(Some(v));
+                return true;
+            }
+            // Its owner is in a slow path, or another lifeline is under way: look again
+            // rather than sleep past a task its owner may never share.
+            unreached = true;
         }
-        found.is_some()
+        unreached
     }
 
     fn run_loop(&self) {

@@ -180,11 +180,11 @@ impl Deque {
         ((head.addr() - self.start().addr()) / mem::size_of::<Slot>()) as u32
     }
 
-    /// Whether the owner holds private tasks that nothing shares (a hint, for a lifeline).
+    /// Whether the owner holds private tasks and nothing is shared (a hint, for a
+    /// lifeline; the owner may be in a slow path, which a lifeline then waits out).
     pub(crate) fn has_private(&self) -> bool {
-        let ts = self.ts.0.load(Acquire);
-        let (tail, split) = unpack(ts);
-        ts & FLAGS == 0 && tail == split && self.head_index() > split
+        let (tail, split) = unpack(self.ts.0.load(Acquire));
+        tail == split && self.head_index() > split
     }
 
     /// A lifeline (PROTOCOLS.md, "Lifelines"): reaches half of the owner's private tasks
