@@ -608,16 +608,29 @@ impl<H: Home> Owner<H> {
         self.base
     }
 
-    /// Lace: shares half of the private tasks if a thief asked, as a push would. For an
-    /// owner that waits with private tasks below its top.
-    pub(crate) fn grow_if_asked(&self) {
+    /// Lace: shares half of the private tasks if a thief or a sleeper asked, as a push
+    /// would, and wakes a sleeper with `wake` (see `share`). For an owner that waits with
+    /// private tasks below its top.
+    pub(crate) fn grow_if_asked(&self, wake: impl FnOnce() -> bool) {
         if !self.gate_raised() {
             return;
         }
         let _held = self.hold();
         let head = self.index(self.head());
         if !self.o_allstolen.get() && self.index(self.o_split.get()) < head {
-            self.grow(head);
+            self.grow_to(head);
+            self.share(wake);
+        }
+    }
+
+    /// After the shared part grew (under a hold): `wake` wakes a sleeper for it and says
+    /// whether sleepers are left, and the gate stays raised while one is, so that the
+    /// owner's next push or pop shares for it too (PROTOCOLS.md, "Lifelines").
+    fn share(&self, wake: impl FnOnce() -> bool) {
+        let more = wake();
+        self.open();
+        if more {
+            self.dq().raise_limit();
         }
     }
 
@@ -682,11 +695,7 @@ impl<H: Home> Owner<H> {
         } else if self.index(self.o_split.get()) < head {
             self.grow_to(head);
         }
-        let more = wake();
-        self.open();
-        if more {
-            dq.raise_limit();
-        }
+        self.share(wake);
     }
 
     /// Replaces `tail` and `split` in `ts` by `to(tail, split)`, keeping `LOCK` (held).
@@ -704,14 +713,8 @@ impl<H: Home> Owner<H> {
         }
     }
 
-    /// Moves `split` up to the ceiling of the middle of the private part, and opens the
-    /// gates.
-    fn grow(&self, head: u32) {
-        self.grow_to(head);
-        self.open();
-    }
-
-    /// `grow` without opening the gates.
+    /// Moves `split` up to the ceiling of the middle of the private part (Lace's grow);
+    /// the caller opens the gates.
     fn grow_to(&self, head: u32) {
         let o_split = self.index(self.o_split.get());
         let split = o_split + (head - o_split).div_ceil(2);
@@ -721,10 +724,11 @@ impl<H: Home> Owner<H> {
     }
 
     /// The slow half of Lace's pop (Fig. 4): shrink the shared part when the private part
-    /// is empty, and grow it afterwards if a thief asked.
+    /// is empty, and grow it afterwards if a thief or a sleeper asked (then `wake`, as in
+    /// `share`).
     #[cold]
     #[inline(never)]
-    pub(crate) fn pop_slow(&self) -> Pop {
+    pub(crate) fn pop_slow(&self, wake: impl FnOnce() -> bool) -> Pop {
         let _held = self.hold();
         let head = self.index(self.head());
         debug_assert!(head > 0);
@@ -734,7 +738,8 @@ impl<H: Home> Owner<H> {
         }
         self.set_head(self.at(head - 1));
         if self.gate_raised() && head - 1 > self.index(self.o_split.get()) {
-            self.grow(head - 1);
+            self.grow_to(head - 1);
+            self.share(wake);
         } else {
             // A lifeline's raised floor is answered: `hold` saw what it did.
             self.lower_floor();

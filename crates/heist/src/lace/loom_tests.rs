@@ -150,7 +150,7 @@ where
         if self.relay {
             self.owner.pop_unless_handed_out()
         } else {
-            self.owner.pop_slow()
+            self.owner.pop_slow(|| false)
         }
     }
 
@@ -276,7 +276,7 @@ where
     /// Pops the claimed slot of `t`, now on top: nothing left to run, but a thief that took
     /// it after a grow must be done with it first. True if a thief took it after the claim.
     fn pop_claimed(&mut self, t: Pushed<'a>, ran_in_place: bool) -> bool {
-        if self.owner.try_pop_private(t.slot) || self.owner.pop_slow() == Pop::Private {
+        if self.owner.try_pop_private(t.slot) || self.owner.pop_slow(|| false) == Pop::Private {
             return false;
         }
         self.spin_until_done(&t);
@@ -786,7 +786,7 @@ fn owner_never_returns(relay: bool, cov: &Arc<Coverage>) {
             || if relay {
                 owner.pop_unless_handed_out() == Pop::Private
             } else {
-                owner.pop_slow() == Pop::Private
+                owner.pop_slow(|| false) == Pop::Private
             };
         assert!(popped, "nobody else runs yet");
         // SAFETY: popped privately; it holds the job `job` made above.

@@ -50,7 +50,8 @@ impl Schedule for Lace {
     }
 
     fn pop_slow(&self, w: &Worker) -> Pop {
-        w.owner().pop_slow()
+        let sleep = &w.registry().sleep;
+        w.owner().pop_slow(|| sleep.wake_one_for(w.index()))
     }
 
     /// Leapfrogging: steals from the thief, whose work is what `slot` waits for, and
@@ -81,9 +82,11 @@ impl Schedule for Lace {
         w.registry().take_from_injector(w.roots())
     }
 
-    /// Shares half of the private tasks if a thief asked (its split request).
+    /// Shares half of the private tasks if a thief asked (its split request) or a sleeper
+    /// did (its sign), and wakes a sleeper.
     fn answer_thieves(&self, w: &Worker) {
-        w.owner().grow_if_asked();
+        let sleep = &w.registry().sleep;
+        w.owner().grow_if_asked(|| sleep.wake_one_for(w.index()));
     }
 
     /// A shared slot comes back by a CAS that lowers `split` to it, unless stolen.
