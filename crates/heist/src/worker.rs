@@ -287,8 +287,24 @@ impl Worker {
         // `fits::<B, RB>()` holds.
         unsafe { slot.put::<Worker, B, RB>(b) };
         if self.owner.advance(slot) {
-            self.push_slow();
+            return self.join_pushed_slow::<A, B, RA, RB>(a, slot);
         }
+        self.run_and_sync::<A, B, RA, RB>(a, slot)
+    }
+
+    /// The rest of a `join` whose push found the gate raised: the scheduler's slow push,
+    /// then `a` and the sync. Out of line, so that the fast path keeps no registers across
+    /// the slow push's call.
+    #[cold]
+    #[inline(never)]
+    fn join_pushed_slow<A, B, RA, RB>(&self, a: A, slot: &Slot) -> (RA, RB)
+    where
+        A: FnOnce(&Worker) -> RA + Send,
+        B: FnOnce(&Worker) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        self.push_slow();
         self.run_and_sync::<A, B, RA, RB>(a, slot)
     }
 

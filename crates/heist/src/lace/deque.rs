@@ -457,10 +457,13 @@ impl<H: Home> Owner<H> {
     #[inline(always)]
     pub(crate) fn advance(&self, slot: &Slot) -> bool {
         debug_assert_eq!(self.head(), slot as *const Slot);
-        let next = (slot as *const Slot).addr() + mem::size_of::<Slot>();
-        self.set_head(Self::slot_ptr(next));
+        let next = Self::slot_ptr((slot as *const Slot).addr() + mem::size_of::<Slot>());
+        self.set_head(next);
         light_fence();
-        self.gate_raised()
+        // Open, `limit` is the end, which `next` reaches only when this push filled the
+        // deque (a harmless trip to the slow path); raised, it is the start. One compare
+        // with a register, where `gate_raised` would load `base` too.
+        self.gate().limit.load(Relaxed).cast_const() <= next
     }
 
     /// The slot the next push writes, or `None` when the deque is full.
@@ -490,29 +493,30 @@ impl<H: Home> Owner<H> {
     }
 
     /// Pops the top task, `top`, if it is private and no request is pending. Joins are
-    /// strictly nested, so the caller knows the top slot and `head` need not be loaded.
-    /// Once the floor allows the pop, `head` is lowered and the floor read again (Cilk's
-    /// THE order): either a lifeline sees the slot gone, or this pop sees the floor it
-    /// raised.
+    /// strictly nested, so the caller knows the top slot. `head` is lowered first and the
+    /// floor read after (Cilk's THE order): either a lifeline sees the slot gone, or this
+    /// pop sees the floor it raised. Spawned tasks above `top` keep the floor above it
+    /// (`set_spawn_top`), so then the pop fails and `head` goes back to where it was.
     #[inline(always)]
     pub(crate) fn try_pop_private(&self, top: &Slot) -> bool {
         let top = top as *const Slot;
-        let floor = &self.gate().floor;
-        // Spawned tasks above `top` keep the floor above it (`set_spawn_top`): then
-        // `head` is not `top + 1`, and is left alone.
-        if top < floor.load(Relaxed).cast_const() {
-            return false;
-        }
-        debug_assert_eq!(self.head(), top.wrapping_add(1));
-        self.gate()
-            .head
+        let gate = self.gate();
+        let head = gate.head.load(Relaxed);
+        gate.head
             .store(Self::slot_ptr(top.addr()).cast_mut(), Relaxed);
         light_fence();
-        if top >= floor.load(Relaxed).cast_const() {
+        if top >= gate.floor.load(Relaxed).cast_const() {
+            debug_assert_eq!(head.cast_const(), top.wrapping_add(1));
             return true;
         }
-        self.unpop(top);
+        self.restore_head(head);
         false
+    }
+
+    /// Puts `head` back after a fast pop that found the gate down.
+    #[cold]
+    fn restore_head(&self, head: *mut Slot) {
+        self.gate().head.store(head, Relaxed);
     }
 
     /// Undoes a fast pop of `top` that found the gate down.
@@ -683,6 +687,10 @@ impl<H: Home> Owner<H> {
     #[cold]
     #[inline(never)]
     pub(crate) fn push_slow(&self, wake: impl FnOnce() -> bool) {
+        if !self.o_allstolen.get() && !self.gate_raised() {
+            // The push filled the deque (see `advance`); nobody asked.
+            return;
+        }
         let _held = self.hold();
         let dq = self.dq();
         let head = self.index(self.head());
