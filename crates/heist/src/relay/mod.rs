@@ -25,6 +25,7 @@ mod loom_channel;
 mod loom_gate;
 #[cfg(all(test, loom))]
 mod loom_termination;
+mod park;
 mod peer;
 mod request;
 pub(crate) mod split;
@@ -36,14 +37,14 @@ use crate::frame::Roots;
 use crate::lace::deque::{Deque, Home, Owner, Pop};
 use crate::offer::{Offer, OfferSlot};
 use crate::registry::{Injected, Registry};
-use crate::sched::{Held, Reach, Schedule};
+use crate::sched::{Held, Schedule};
 use crate::stats::stat;
-use crate::sync::{fence, lock, AtomicBool, AtomicU64, AtomicUsize, Padded};
+use crate::sync::{fence, AtomicBool, AtomicU64, AtomicUsize, Padded};
 use crate::task::Slot;
 use crate::worker::InWorkerSeat;
 use crate::worker::{Job, Worker};
 use std::cell::Cell;
-use std::sync::atomic::{Ordering::AcqRel, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::atomic::{Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -177,31 +178,6 @@ struct PerWorker {
     state: Padded<Owned>,
 }
 
-/// `PerWorker::parked`: the worker sleeps and may be handed tasks.
-const PARKED: usize = 1;
-/// `PerWorker::parked`: its steal request is out.
-const PARKED_OUT: usize = 2;
-
-/// The parked word of a worker whose request carries `status` and is out or not.
-fn park_word(status: Status, out: bool) -> usize {
-    let s = match status {
-        Status::Working => 0,
-        Status::Idle => 1,
-        Status::Registered => 2,
-    };
-    PARKED | if out { PARKED_OUT } else { 0 } | s << 2
-}
-
-/// The status and whether the request is out, from a parked word.
-fn parked_status(word: usize) -> (Status, bool) {
-    let status = match word >> 2 {
-        0 => Status::Working,
-        1 => Status::Idle,
-        _ => Status::Registered,
-    };
-    (status, word & PARKED_OUT != 0)
-}
-
 /// A worker's `WorkerState`, touched by that worker's thread alone (see `state`).
 struct Owned(WorkerState);
 
@@ -312,45 +288,9 @@ impl Schedule for Relay {
         w.owner().take_back(slot, false)
     }
 
-    /// Takes half of the victim's private tasks as a batch, run at the next search. The
-    /// manager learns first that this worker works (as a taker of an offer tells it), and
-    /// a request of ours that is out goes home when it reaches a victim.
+    /// Takes half of the victim's private tasks as a batch (`park::lifeline`).
     fn lifeline(&self, w: &Worker, victim: usize) -> bool {
-        let l = state(w);
-        if l.lifeline.get().is_some() {
-            return true;
-        }
-        let mark = &self.workers[w.index()].took_offer;
-        let marked = mark.load(Relaxed);
-        let dq = &w.registry().infos[victim].deque;
-        let got = dq.lifeline(w.index(), Reach::Take, || {
-            if l.outstanding() {
-                mark.store(true, Relaxed);
-            }
-            if l.status.get() != Status::Working {
-                termination::leave(w);
-            }
-        });
-        let Some((first, count)) = got else {
-            if !marked {
-                mark.store(false, Relaxed);
-            }
-            return false;
-        };
-        for i in 0..count as usize {
-            // SAFETY: the lifeline gave us the `count` slots from `first`, live in the
-            // victim's deque, which the registry keeps.
-            unsafe { &*first.add(i) }
-                .thief
-                .store(w.index() + 1, Relaxed);
-        }
-        l.lifeline.set(Some(Batch {
-            first,
-            count,
-            from: victim as u32,
-            jobs: std::ptr::null_mut(),
-        }));
-        true
+        park::lifeline(self, w, victim)
     }
 
     /// Only the manager takes jobs from outside: workers backing off should ask it for
@@ -376,7 +316,7 @@ impl Schedule for Relay {
         let r = w.registry();
         (takes_from_outside(w) && r.injector_has(w.roots()))
             || self.channels(w.index()).pending()
-            || handed_something(w)
+            || park::handed_something(w)
     }
 
     fn barrier_pending(&self) -> bool {
@@ -406,9 +346,9 @@ impl Schedule for Relay {
 
     fn parking(&self, w: &Worker, asleep: bool) {
         if asleep {
-            park(w);
+            park::park(w);
         } else {
-            unpark(w);
+            park::unpark(w);
         }
     }
 
@@ -527,106 +467,7 @@ fn poll(w: &Worker) {
         }
     }
     request::handle_waiting(w);
-    serve_parked(w);
-}
-
-/// Hands private tasks to parked sleepers (PROTOCOLS.md, "Lifelines"), one batch each,
-/// while both last; the sign stays up while sleepers are left. Under the owner's hold.
-fn serve_parked(w: &Worker) {
-    let relay = relay(w);
-    while relay.parked.load(Relaxed) > 0 && w.owner().private_len() > 0 {
-        let n = w.workers();
-        let start = w.next_random() as usize % n;
-        let Some((v, word)) = (0..n)
-            .map(|i| (start + i) % n)
-            .filter(|&v| v != w.index())
-            .find_map(|v| claim_parked(relay, v).map(|word| (v, word)))
-        else {
-            return;
-        };
-        hand_to_parked(w, v as u32, word);
-    }
-    if relay.parked.load(Relaxed) > 0 {
-        w.registry().infos[w.index()].deque.raise_limit();
-    }
-}
-
-/// Claims worker `v`'s parked word, if it is parked.
-fn claim_parked(relay: &Relay, v: usize) -> Option<usize> {
-    let parked = &relay.workers[v].parked;
-    let word = parked.load(Relaxed);
-    if word & PARKED == 0 || parked.compare_exchange(word, 0, AcqRel, Relaxed).is_err() {
-        return None;
-    }
-    relay.parked.fetch_sub(1, Relaxed);
-    Some(word)
-}
-
-/// Hands half of `w`'s private tasks to `thief`, which was parked with `word`, as a
-/// victim answers a request: the manager first learns that the thief works, and its
-/// request, if out, goes home when it reaches a victim (`took_offer`).
-fn hand_to_parked(w: &Worker, thief: u32, word: usize) {
-    let (status, out) = parked_status(word);
-    if out {
-        relay(w).workers[thief as usize]
-            .took_offer
-            .store(true, Relaxed);
-    }
-    if status != Status::Working {
-        let req = Request {
-            thief,
-            failed: 0,
-            amount: StealAmount::One,
-            status: Status::Registered,
-            update: false,
-        };
-        termination::reactivated(w, req);
-    }
-    let k = w.owner().private_len().div_ceil(2);
-    let first = w.owner().hand_out(k);
-    for i in 0..k as usize {
-        // SAFETY: the `k` slots from `first` were just handed out and are live.
-        unsafe { &*first.add(i) }
-            .thief
-            .store(thief as usize + 1, Relaxed);
-    }
-    lock(&relay(w).workers[thief as usize].handed).push(Batch {
-        first,
-        count: k,
-        from: w.index() as u32,
-        jobs: std::ptr::null_mut(),
-    });
-    w.registry().sleep.wake(thief as usize);
-}
-
-/// `w` is about to sleep: parks it, so that a pusher may hand it tasks.
-pub(crate) fn park(w: &Worker) {
-    let relay = relay(w);
-    let l = state(w);
-    // Tasks it holds already are found by the last look; a second batch would have
-    // nowhere to go.
-    if l.lifeline.get().is_some() || handed_something(w) {
-        return;
-    }
-    let word = park_word(l.status.get(), l.outstanding());
-    relay.workers[w.index()].parked.store(word, Relaxed);
-    relay.parked.fetch_add(1, Relaxed);
-}
-
-/// `w` is awake: withdraws its parked word unless a pusher claimed it (the tasks it hands
-/// over are then taken at the next search).
-pub(crate) fn unpark(w: &Worker) {
-    let relay = relay(w);
-    let parked = &relay.workers[w.index()].parked;
-    let word = parked.load(Relaxed);
-    if word & PARKED != 0 && parked.compare_exchange(word, 0, Relaxed, Relaxed).is_ok() {
-        relay.parked.fetch_sub(1, Relaxed);
-    }
-}
-
-/// Whether a pusher has handed `w` tasks (a sleeper's last look).
-fn handed_something(w: &Worker) -> bool {
-    !lock(&relay(w).workers[w.index()].handed).is_empty()
+    park::serve_parked(w);
 }
 
 /// A thief's take of an offer, with `mark` (its `took_offer`, while its request is out)
@@ -730,7 +571,7 @@ fn steal(w: &Worker, victim: usize) -> bool {
     poll(w);
     let l = state(w);
     let ours = l.lifeline.take();
-    let got = ours.or_else(|| lock(&relay(w).workers[w.index()].handed).pop());
+    let got = ours.or_else(|| park::take_handed(w));
     if let Some(batch) = got {
         // Our request, if out, stays out: it goes home when it reaches a victim, and
         // whatever status it carries is overruled.
