@@ -601,7 +601,8 @@ impl<H: Home> Owner<H> {
         if gate.floor.load(Relaxed) != self.dq().end() {
             self.lower_floor();
             light_fence();
-            if !self.held.get() && gate.lifeline.load(Relaxed) {
+            // Never set under a hold: `hold` clears it, and no lifeline starts meanwhile.
+            if gate.lifeline.load(Relaxed) {
                 gate.floor.store(self.dq().end(), Relaxed);
             }
         }
