@@ -111,10 +111,13 @@ pub(crate) struct Channels<B = Batch> {
 
 impl<B: Copy> Channels<B> {
     /// Channels for a pool of `n` workers: n−1 foreign requests, the worker's own
-    /// returned one, and as many again of slack for the manager's updates.
+    /// returned one, and three times as many again for the manager's updates. An update
+    /// reports a worker's end of an idle period; a victim's answer, a hand-out to the
+    /// worker while it was parked, and its own lifeline or offer take may each report the
+    /// same period while the manager runs a long task and does not poll.
     pub(crate) fn new(n: usize) -> Channels<B> {
         Channels {
-            requests: channel::Mpsc::new(2 * n),
+            requests: channel::Mpsc::new(4 * n),
             tasks: channel::Spsc::new(2),
         }
     }
