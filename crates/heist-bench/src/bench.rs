@@ -7,10 +7,57 @@ use crate::runtime::{Runtime, RuntimeKind};
 pub enum SizeClass {
     /// Milliseconds; used by `cargo test`.
     Test,
-    /// About 0.1–0.5 s sequential; the default suite.
+    /// About 5–80 ms sequential: the default suite, every kernel within 3 minutes.
+    Small,
+    /// About 0.1–0.5 s sequential; the default of `run`.
     Quick,
     /// The papers' settings, seconds.
     Full,
+}
+
+impl SizeClass {
+    /// Every class, smallest first.
+    pub const ALL: [SizeClass; 4] = [
+        SizeClass::Test,
+        SizeClass::Small,
+        SizeClass::Quick,
+        SizeClass::Full,
+    ];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SizeClass::Test => "test",
+            SizeClass::Small => "small",
+            SizeClass::Quick => "quick",
+            SizeClass::Full => "full",
+        }
+    }
+}
+
+/// A kernel's size string for each [`SizeClass`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sizes {
+    /// [`SizeClass::Test`].
+    pub test: &'static str,
+    /// [`SizeClass::Small`].
+    pub small: &'static str,
+    /// [`SizeClass::Quick`].
+    pub quick: &'static str,
+    /// [`SizeClass::Full`].
+    pub full: &'static str,
+}
+
+impl Sizes {
+    /// The size string of `class`.
+    pub fn of(&self, class: SizeClass) -> &'static str {
+        match class {
+            SizeClass::Test => self.test,
+            SizeClass::Small => self.small,
+            SizeClass::Quick => self.quick,
+            SizeClass::Full => self.full,
+        }
+    }
 }
 
 /// One kernel of the catalogue.
@@ -19,8 +66,13 @@ pub trait Bench: Sync {
     fn name(&self) -> &'static str;
     /// One line: what it computes.
     fn about(&self) -> &'static str;
-    /// The size string of a named size class (e.g. `"36"` for fib quick, `"T3"` for uts).
-    fn size(&self, class: SizeClass) -> &'static str;
+    /// The size strings of the named size classes (e.g. `"36"` for fib quick, `"T3"` for
+    /// uts).
+    fn sizes(&self) -> Sizes;
+    /// The size string of `class`.
+    fn size(&self, class: SizeClass) -> &'static str {
+        self.sizes().of(class)
+    }
     /// Whether it can run on `kind` (a kernel that cannot be expressed there says so).
     fn supports(&self, kind: RuntimeKind) -> bool {
         !kind.opt_in()

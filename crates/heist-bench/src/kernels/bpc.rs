@@ -15,7 +15,7 @@
 
 use super::spc::consume;
 use super::work;
-use crate::bench::{self, verify, whole, Bench, Instance, SizeClass};
+use crate::bench::{self, verify, whole, Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 use crate::spawn::{self, ScopeTask, Spawner, Tally};
 use std::hint::black_box;
@@ -37,11 +37,12 @@ impl Bench for Bpc {
         "producers spawn a producer and n consumers of t µs, d deep (size \"d,n,t\")"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "50,9,1",
-            SizeClass::Quick => "1000,99,1",
-            SizeClass::Full => "1000,999,10",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "50,9,1",
+            small: "500,99,1",
+            quick: "1000,99,1",
+            full: "1000,999,10",
         }
     }
 

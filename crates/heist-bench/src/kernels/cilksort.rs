@@ -17,7 +17,7 @@
 use super::quicksort::{
     check_sorted, fill_random, insertion_sort, parse_len, partition, sorted_copy,
 };
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, Task};
 
@@ -42,11 +42,12 @@ impl Bench for Cilksort {
         "Cilk 4-way merge sort with parallel merge (quicksort <= 1024, insertion <= 20)"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "10^4",
-            SizeClass::Quick => "10^7",
-            SizeClass::Full => "10^8",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "10^4",
+            small: "10^6",
+            quick: "10^7",
+            full: "10^8",
         }
     }
 

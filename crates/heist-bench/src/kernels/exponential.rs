@@ -5,7 +5,7 @@
 
 use super::par_loop::{self, equal, orx, par_versions, LoopInstance};
 use super::work::spin;
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 use std::num::Wrapping;
 
@@ -19,11 +19,12 @@ impl Bench for Exponential {
     fn about(&self) -> &'static str {
         "element i costs 2^(i/100) ns"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "1200",
-            SizeClass::Quick => "2100",
-            SizeClass::Full => "2300",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "1200",
+            small: "1800",
+            quick: "2100",
+            full: "2300",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {

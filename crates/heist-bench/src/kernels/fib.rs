@@ -5,7 +5,7 @@
 //! Every call with `n ≥ 2` joins `fib(n-1)` and `fib(n-2)`; with [`crate::fork::Seq`] this
 //! is the plain recursive function. The result is checked against an iterative Fibonacci.
 
-use crate::bench::{count, verify_eq, Bench, Instance, SizeClass};
+use crate::bench::{count, verify_eq, Bench, Instance, Sizes};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, Task};
 use std::hint::black_box;
@@ -25,11 +25,12 @@ impl Bench for Fib {
         "fib(n) by binary recursion, no cut-off (pure fork-join overhead)"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "20",
-            SizeClass::Quick => "36",
-            SizeClass::Full => "40",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "20",
+            small: "32",
+            quick: "36",
+            full: "40",
         }
     }
 

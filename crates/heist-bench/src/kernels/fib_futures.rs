@@ -8,7 +8,7 @@
 //! Fibonacci.
 
 use super::fib::{fib, fib_iterative};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::fork::Seq;
 use crate::runtime::{Runtime, RuntimeKind};
 use crate::spawn;
@@ -26,11 +26,12 @@ impl Bench for FibFutures {
         "fib(n) with a promise for n-1, no cut-off (promises' overhead)"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "20",
-            SizeClass::Quick => "32",
-            SizeClass::Full => "36",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "20",
+            small: "30",
+            quick: "32",
+            full: "36",
         }
     }
 

@@ -8,7 +8,7 @@
 
 use super::fib::fib;
 use super::fib_futures::FibRun;
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::fork::{Fork, Seq};
 use crate::runtime::{Runtime, RuntimeKind, Task};
 
@@ -24,11 +24,12 @@ impl Bench for FibInstall {
         "fib(n) through the free join (heist::join / rayon::join), no cut-off"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "20",
-            SizeClass::Quick => "30",
-            SizeClass::Full => "36",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "20",
+            small: "28",
+            quick: "30",
+            full: "36",
         }
     }
 

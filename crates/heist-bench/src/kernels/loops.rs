@@ -9,7 +9,7 @@
 
 use super::par_loop::{self, equal, mix, orx, par_versions, LoopInstance};
 use super::work::spin;
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 use std::num::Wrapping;
 
@@ -50,16 +50,18 @@ impl Bench for Loop {
             Shape::Decreasing => "thesis loop DG: IG reversed",
         }
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match (self.0, class) {
-            (Shape::Fine, SizeClass::Test) => "1000",
-            (Shape::Fine, _) => "5e5",
-            (Shape::Coarse, SizeClass::Test) => "2",
-            (Shape::Coarse, _) => "40",
-            (Shape::Random, SizeClass::Test) => "20",
-            (Shape::Random, _) => "1000",
-            (_, SizeClass::Test) => "100",
-            (_, _) => "2000",
+    fn sizes(&self) -> Sizes {
+        let [test, small, quick] = match self.0 {
+            Shape::Fine => ["1000", "5e4", "5e5"],
+            Shape::Coarse => ["2", "8", "40"],
+            Shape::Random => ["20", "100", "1000"],
+            Shape::Increasing | Shape::Decreasing => ["100", "600", "2000"],
+        };
+        Sizes {
+            test,
+            small,
+            quick,
+            full: quick,
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {

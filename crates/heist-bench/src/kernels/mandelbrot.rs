@@ -4,7 +4,7 @@
 //! irregular.
 
 use super::par_loop::{self, equal, orx, par_versions, LoopInstance};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 
 /// The mandelbrot kernel of the catalogue.
@@ -20,11 +20,12 @@ impl Bench for Mandelbrot {
     fn about(&self) -> &'static str {
         "escape counts of a w x w image, 1000 iterations, one loop over the pixels"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "64",
-            SizeClass::Quick => "1024",
-            SizeClass::Full => "2048",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "64",
+            small: "256",
+            quick: "1024",
+            full: "2048",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {

@@ -11,7 +11,7 @@
 //! above, by Freivalds' test against two fixed vectors `x`, comparing `C·x` with
 //! `A·(B·x)` (precomputed) within a rounding bound.
 
-use crate::bench::{parse_size, whole, Bench, Instance, SizeClass};
+use crate::bench::{parse_size, whole, Bench, Instance, Sizes};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, Task};
 use std::marker::PhantomData;
@@ -35,11 +35,12 @@ impl Bench for Matmul {
         "Cilk recursive n×n f64 matrix multiply (split the largest dimension)"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "64",
-            SizeClass::Quick => "1024",
-            SizeClass::Full => "2048",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "64",
+            small: "512",
+            quick: "1024",
+            full: "2048",
         }
     }
 

@@ -4,7 +4,7 @@
 //! triangular. Each row is summed in the same order everywhere, so results are exact.
 
 use super::par_loop::{self, equal, mix, orx, par_versions, LoopInstance};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 
 /// The matvec-tri kernel of the catalogue.
@@ -17,11 +17,12 @@ impl Bench for MatvecTri {
     fn about(&self) -> &'static str {
         "lower-triangular matrix x vector, entries generated (row i costs i)"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "300",
-            SizeClass::Quick => "2e4",
-            SizeClass::Full => "4e4",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "300",
+            small: "1e4",
+            quick: "2e4",
+            full: "4e4",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {

@@ -8,7 +8,7 @@
 //! binary splitting of that set with `join`, so each legal placement becomes one leaf of
 //! the join tree. The count is checked against the known solution counts (OEIS A000170).
 
-use crate::bench::{count, verify_eq, Bench, Instance, SizeClass};
+use crate::bench::{count, verify_eq, Bench, Instance, Sizes};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, Task};
 use std::hint::black_box;
@@ -53,11 +53,12 @@ impl Bench for NQueens {
         "count N-Queens solutions (BOTS), a task per legal placement"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "8",
-            SizeClass::Quick => "12",
-            SizeClass::Full => "14",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "8",
+            small: "11",
+            quick: "12",
+            full: "14",
         }
     }
 

@@ -7,7 +7,7 @@
 //! the instance is built: the same segment count (the splitting of a segment does not
 //! depend on the order) and |Δπ| ≤ 1e−9, and against π itself to the same bound.
 
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::fork::{self, Fork};
 use crate::reduction::{self, Reduce};
 use crate::runtime::{Runtime, RuntimeKind};
@@ -28,11 +28,12 @@ impl Bench for Pi {
         "pi by adaptive quadrature of 4*sqrt(1-x^2) (Blaze), segments as tasks"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "1e-10",
-            SizeClass::Quick => "1e-15",
-            SizeClass::Full => "1e-16",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "1e-10",
+            small: "1e-14",
+            quick: "1e-15",
+            full: "1e-16",
         }
     }
 

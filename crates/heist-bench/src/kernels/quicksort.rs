@@ -8,7 +8,7 @@
 //! multiset). The input generator, the partition, the insertion sort and the check are
 //! shared with [`super::cilksort`].
 
-use crate::bench::{parse_size, whole, Bench, Instance, SizeClass};
+use crate::bench::{parse_size, whole, Bench, Instance, Sizes};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, Task};
 
@@ -29,11 +29,12 @@ impl Bench for Quicksort {
         "in-place parallel quicksort, median of three, insertion sort <= 100"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "10^4",
-            SizeClass::Quick => "10^7",
-            SizeClass::Full => "10^8",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "10^4",
+            small: "10^6",
+            quick: "10^7",
+            full: "10^8",
         }
     }
 

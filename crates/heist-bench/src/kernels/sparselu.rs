@@ -15,7 +15,7 @@
 //! with the sequential elision's, computed once at setup (same structure, every value
 //! within 1e-9 relative).
 
-use crate::bench::{parse_size, whole, Bench, Instance, SizeClass};
+use crate::bench::{parse_size, whole, Bench, Instance, Sizes};
 use crate::fork::{Fork, Seq};
 use crate::runtime::{Runtime, Task};
 
@@ -34,11 +34,12 @@ impl Bench for SparseLu {
         "BOTS sparse block LU, fwd/bdiv/bmod tasks per phase (size \"NB,BS\")"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "10,10",
-            SizeClass::Quick => "40,32",
-            SizeClass::Full => "64,64",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "10,10",
+            small: "40,32",
+            quick: "40,32",
+            full: "64,64",
         }
     }
 

@@ -18,7 +18,7 @@
 //! computed once at setup, is the reference (same structure, values within 1e-9).
 
 use super::sparselu::{self, bdiv, bmod, compare, fwd, lu0, Block, Matrix};
-use crate::bench::{verify, Bench, Instance, SizeClass};
+use crate::bench::{verify, Bench, Instance, Sizes};
 use crate::fork::Seq;
 use crate::runtime::{Runtime, RuntimeKind};
 use crate::spawn::{self, exec_heist_only, Detach, SeqDetach};
@@ -37,8 +37,8 @@ impl Bench for SparseLuDetached {
         "sparselu with detached fwd/bdiv/bmod tasks and a barrier per phase (size \"NB,BS\")"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        sparselu::SparseLu.size(class)
+    fn sizes(&self) -> Sizes {
+        sparselu::SparseLu.sizes()
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {

@@ -10,7 +10,7 @@
 //! and their instance.
 
 use super::detached_flat::DetachedRoot;
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 use crate::spawn::{self, RayonDetach, ScopeTask, Spawner, Tally};
 use std::hint::black_box;
@@ -54,11 +54,12 @@ impl Bench for SpawnBench {
         self.about
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "10",
-            SizeClass::Quick => "20",
-            SizeClass::Full => "22",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "10",
+            small: "18",
+            quick: "20",
+            full: "22",
         }
     }
 

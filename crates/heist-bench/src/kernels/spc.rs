@@ -11,7 +11,7 @@
 //! compared with the closed form for tasks `0..n`.
 
 use super::work;
-use crate::bench::{parse_size, verify, whole, Bench, Instance, SizeClass};
+use crate::bench::{parse_size, verify, whole, Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 use crate::spawn::{self, ScopeTask, Spawner, Tally};
 use std::hint::black_box;
@@ -34,11 +34,12 @@ impl Bench for Spc {
         "one producer spawns n tasks of t µs each (size \"n,t\")"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "1000,1",
-            SizeClass::Quick => "100000,10",
-            SizeClass::Full => "1000000,10",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "1000,1",
+            small: "10000,10",
+            quick: "100000,10",
+            full: "1000000,10",
         }
     }
 

@@ -4,7 +4,7 @@
 
 use super::par_loop::{self, equal, orx, par_versions, LoopInstance};
 use super::work::{iters_per_micro, spin_iters};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 use std::num::Wrapping;
 
@@ -18,11 +18,12 @@ impl Bench for Step {
     fn about(&self) -> &'static str {
         "loop whose last 3 % of elements cost 100x (20 ns / 2 us)"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "10^4",
-            SizeClass::Quick => "5e6",
-            SizeClass::Full => "5e6",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "10^4",
+            small: "1e6",
+            quick: "5e6",
+            full: "5e6",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {

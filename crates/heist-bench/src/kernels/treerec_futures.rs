@@ -11,7 +11,7 @@
 
 use super::treerec::{self, leaves};
 use super::work;
-use crate::bench::{verify_eq, Bench, Instance, SizeClass};
+use crate::bench::{verify_eq, Bench, Instance, Sizes};
 use crate::fork::Seq;
 use crate::runtime::{Runtime, RuntimeKind};
 use crate::spawn::{self, exec_heist_only};
@@ -29,8 +29,8 @@ impl Bench for TreeRecFutures {
         "treerec with a future for n-1 and n-2 inline (size \"n,t\")"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        treerec::TreeRec.size(class)
+    fn sizes(&self) -> Sizes {
+        treerec::TreeRec.sizes()
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {

@@ -34,7 +34,7 @@
 //! the threads that run them large stacks (e.g. `RUST_MIN_STACK`, or a stack size in the
 //! pool builder).
 
-use crate::bench::{self, Bench, Instance, SizeClass};
+use crate::bench::{self, Bench, Instance, Sizes};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, Task};
 use sha1::{Digest, Sha1};
@@ -92,6 +92,17 @@ pub const TREES: &[NamedTree] = &[
             nodes: 4_112_897,
             leaves: 3_599_034,
             max_depth: 1572,
+        },
+    },
+    NamedTree {
+        // Not a UTS sample tree: T3 with `-q 0.1245`, a third of its size for the
+        // default suite; its shape is as computed by this file's sequential traversal.
+        name: "T3S",
+        params: "-t 0 -b 2000 -q 0.1245 -m 8 -r 42",
+        expected: Counts {
+            nodes: 1_270_745,
+            leaves: 1_112_151,
+            max_depth: 497,
         },
     },
     NamedTree {
@@ -157,11 +168,12 @@ impl Bench for Uts {
         "Unbalanced Tree Search: count the nodes of an implicit SHA-1 tree, a join per split"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "T1XS",
-            SizeClass::Quick => "T3",
-            SizeClass::Full => "T3L",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "T1XS",
+            small: "T3S",
+            quick: "T3",
+            full: "T3L",
         }
     }
 
