@@ -33,7 +33,7 @@ impl Bench for Dot {
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {
-        reduction::supports(kind)
+        reduction::supports(kind, true)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
@@ -108,5 +108,9 @@ impl Reduce for DotRun {
 
     fn describe(&self) -> String {
         format!("dot of {} pairs", self.x.len())
+    }
+
+    fn on_peer(&self, p: &crate::peers::Peer) -> f64 {
+        p.dot(&self.x, &self.y, GRAIN)
     }
 }

@@ -28,7 +28,7 @@ impl Bench for Exponential {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind, true)
+        par_loop::supports(kind, true) || crate::peers::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("exponential", size)?;
@@ -61,6 +61,9 @@ par_versions!(par, |n: u64| -> Wrapping<u64> {
 });
 
 fn run(rt: &Runtime, &n: &u64) -> Wrapping<u64> {
+    if let Some(p) = rt.peer() {
+        return Wrapping(p.sum(n, &|i| element(i).0));
+    }
     par_loop::on_all(
         rt,
         || seq(&n),

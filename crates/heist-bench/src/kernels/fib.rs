@@ -7,7 +7,7 @@
 
 use crate::bench::{count, verify_eq, Bench, Instance, Sizes};
 use crate::fork::Fork;
-use crate::runtime::{Runtime, Task};
+use crate::runtime::{Runtime, RuntimeKind, Task};
 use std::hint::black_box;
 
 /// Largest `n` whose Fibonacci number fits a `u64`.
@@ -32,6 +32,10 @@ impl Bench for Fib {
             quick: "36",
             full: "40",
         }
+    }
+
+    fn supports(&self, kind: RuntimeKind) -> bool {
+        !kind.opt_in() || crate::peers::supports(kind, false)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
@@ -91,7 +95,11 @@ impl FibInstance {
 
 impl Instance for FibInstance {
     fn run(&mut self, rt: &Runtime) {
-        self.result = Some(rt.exec(FibTask(black_box(self.n))));
+        let n = black_box(self.n);
+        self.result = Some(match rt.peer() {
+            Some(p) => p.fib(n),
+            None => rt.exec(FibTask(n)),
+        });
     }
 
     fn verify(&self) -> Result<(), String> {
@@ -107,7 +115,6 @@ impl Instance for FibInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::RuntimeKind;
 
     #[test]
     fn reference_matches_known_values() {

@@ -65,7 +65,7 @@ impl Bench for Loop {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind, true)
+        par_loop::supports(kind, true) || crate::peers::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size(self.name(), size)?;
@@ -110,6 +110,9 @@ par_versions!(par, |shape: Shape, n: u64| -> Wrapping<u64> {
 });
 
 fn run(rt: &Runtime, &(shape, n): &(Shape, u64)) -> Wrapping<u64> {
+    if let Some(p) = rt.peer() {
+        return Wrapping(p.sum(n, &|i| iteration(shape, i, n).0));
+    }
     par_loop::on_all(
         rt,
         || seq(&(shape, n)),

@@ -29,7 +29,7 @@ impl Bench for Mandelbrot {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind, true)
+        par_loop::supports(kind, true) || crate::peers::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let w = par_loop::parse_size("mandelbrot", size)?;
@@ -69,6 +69,9 @@ par_versions!(par, |w: u64| -> u64 {
 });
 
 fn run(rt: &Runtime, &w: &u64) -> u64 {
+    if let Some(p) = rt.peer() {
+        return p.sum(w * w, &|p| escape(p, w));
+    }
     par_loop::on_all(
         rt,
         || seq(&w),

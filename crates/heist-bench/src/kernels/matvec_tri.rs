@@ -26,7 +26,7 @@ impl Bench for MatvecTri {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind, true)
+        par_loop::supports(kind, true) || crate::peers::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("matvec-tri", size)?;
@@ -67,6 +67,11 @@ par_versions!(par, |x: &[f64]| -> Vec<f64> {
 
 #[allow(clippy::ptr_arg)]
 fn run(rt: &Runtime, x: &Vec<f64>) -> Vec<f64> {
+    if let Some(p) = rt.peer() {
+        let mut out = vec![0.0; x.len()];
+        p.fill(&mut out, &|i| row(i, x));
+        return out;
+    }
     par_loop::on_all(
         rt,
         || seq(x),

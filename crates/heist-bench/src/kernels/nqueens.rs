@@ -10,7 +10,8 @@
 
 use crate::bench::{count, verify_eq, Bench, Instance, Sizes};
 use crate::fork::Fork;
-use crate::runtime::{Runtime, Task};
+use crate::peers::ffi;
+use crate::runtime::{Runtime, RuntimeKind, Task};
 use std::hint::black_box;
 
 /// Largest board size accepted (the last entry of [`SOLUTIONS`]).
@@ -62,6 +63,10 @@ impl Bench for NQueens {
         }
     }
 
+    fn supports(&self, kind: RuntimeKind) -> bool {
+        !kind.opt_in() || crate::peers::supports(kind, false)
+    }
+
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         Ok(Box::new(QueensInstance::new(parse_n(size)?)))
     }
@@ -105,6 +110,13 @@ pub fn legal_columns(n: usize, row: usize, a: &Board) -> u32 {
         }
     }
     legal
+}
+
+/// [`legal_columns`] for the C++ peers, whose boards are `[u8; MAX_N]` too.
+extern "C" fn legal_ffi(n: u32, row: u32, board: *const u8) -> u32 {
+    // SAFETY: the C++ kernel passes a pointer to its `Board`, MAX_N bytes like ours.
+    let a = unsafe { &*board.cast::<Board>() };
+    legal_columns(n as usize, row as usize, a)
 }
 
 /// Splits a bit set into its lower and upper halves by number of members.
@@ -173,7 +185,11 @@ impl QueensInstance {
 
 impl Instance for QueensInstance {
     fn run(&mut self, rt: &Runtime) {
-        self.result = Some(rt.exec(QueensTask(black_box(self.n))));
+        let n = black_box(self.n);
+        self.result = Some(match rt.peer() {
+            Some(p) => p.nqueens(n as u32, &ffi::NQueens { legal: legal_ffi }),
+            None => rt.exec(QueensTask(n)),
+        });
     }
 
     fn verify(&self) -> Result<(), String> {
@@ -185,7 +201,6 @@ impl Instance for QueensInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::RuntimeKind;
 
     #[test]
     fn small_boards_match_the_table() {

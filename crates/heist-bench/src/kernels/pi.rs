@@ -38,7 +38,7 @@ impl Bench for Pi {
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {
-        reduction::supports(kind)
+        reduction::supports(kind, true)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
@@ -146,6 +146,10 @@ impl Reduce for PiRun {
 
     fn describe(&self) -> String {
         "pi".into()
+    }
+
+    fn on_peer(&self, p: &crate::peers::Peer) -> (f64, u64) {
+        p.pi(self.tol)
     }
 }
 

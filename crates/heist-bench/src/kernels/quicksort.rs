@@ -10,7 +10,8 @@
 
 use crate::bench::{parse_size, whole, Bench, Instance, Sizes};
 use crate::fork::Fork;
-use crate::runtime::{Runtime, Task};
+use crate::peers::ffi;
+use crate::runtime::{Runtime, RuntimeKind, Task};
 
 /// Sub-arrays of at most this many elements are insertion-sorted.
 const INSERTION: usize = 100;
@@ -36,6 +37,10 @@ impl Bench for Quicksort {
             quick: "10^7",
             full: "10^8",
         }
+    }
+
+    fn supports(&self, kind: RuntimeKind) -> bool {
+        !kind.opt_in() || crate::peers::supports(kind, false)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
@@ -165,6 +170,31 @@ pub fn quicksort<F: Fork>(f: F, v: &mut [u64]) {
     f.join(|f| quicksort(f, lo), |f| quicksort(f, &mut hi[1..]));
 }
 
+/// The sequential parts of [`quicksort`], for the C++ peers.
+const SORT_FFI: ffi::Sort = ffi::Sort {
+    cutoff: INSERTION,
+    partition: partition_ffi,
+    insertion: insertion_ffi,
+};
+
+/// [`partition`] of the `n` elements at `v`.
+///
+/// # Safety
+/// `v..v+n` is a slice no one else uses during the call.
+unsafe extern "C" fn partition_ffi(v: *mut u64, n: usize) -> usize {
+    // SAFETY: by the contract.
+    partition(unsafe { std::slice::from_raw_parts_mut(v, n) })
+}
+
+/// [`insertion_sort`] of the `n` elements at `v`.
+///
+/// # Safety
+/// As for [`partition_ffi`].
+unsafe extern "C" fn insertion_ffi(v: *mut u64, n: usize) {
+    // SAFETY: by the contract.
+    insertion_sort(unsafe { std::slice::from_raw_parts_mut(v, n) })
+}
+
 struct QuicksortTask<'a>(&'a mut [u64]);
 
 impl Task for QuicksortTask<'_> {
@@ -195,7 +225,10 @@ impl Instance for QuicksortInstance {
     }
 
     fn run(&mut self, rt: &Runtime) {
-        rt.exec(QuicksortTask(&mut self.data));
+        match rt.peer() {
+            Some(p) => p.quicksort(&mut self.data, &SORT_FFI),
+            None => rt.exec(QuicksortTask(&mut self.data)),
+        }
     }
 
     fn verify(&self) -> Result<(), String> {
@@ -206,7 +239,6 @@ impl Instance for QuicksortInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::RuntimeKind;
 
     #[test]
     fn sorts_small_and_duplicate_heavy_inputs() {

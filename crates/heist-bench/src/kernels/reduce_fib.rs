@@ -31,7 +31,7 @@ impl Bench for ReduceFib {
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {
-        reduction::supports(kind)
+        reduction::supports(kind, true)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
@@ -80,5 +80,9 @@ impl Reduce for FibRun {
 
     fn describe(&self) -> String {
         format!("reduce-fib({})", self.n)
+    }
+
+    fn on_peer(&self, p: &crate::peers::Peer) -> u64 {
+        p.reduce_fib(black_box(self.n))
     }
 }

@@ -33,7 +33,7 @@ impl Bench for ReduceNQueens {
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {
-        reduction::supports(kind)
+        reduction::supports(kind, false)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {

@@ -44,7 +44,7 @@ impl Bench for Spc {
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {
-        spawn::supports_scope(kind)
+        spawn::supports_scope(kind) || crate::peers::supports(kind, false)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
@@ -115,7 +115,13 @@ impl Instance for SpcInstance {
             t: self.t,
             tally: &self.tally,
         };
-        spawn::exec_scope(rt, task);
+        match rt.peer() {
+            Some(p) => p.spawn_all(task.n, &|i| {
+                consume(&spawn::SeqScope, task.t, i, task.tally);
+                0
+            }),
+            None => spawn::exec_scope(rt, task),
+        }
         self.ran = true;
     }
 

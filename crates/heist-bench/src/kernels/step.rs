@@ -27,7 +27,7 @@ impl Bench for Step {
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind, true)
+        par_loop::supports(kind, true) || crate::peers::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("step", size)?;
@@ -68,7 +68,15 @@ par_versions!(par, |s: Shape| -> Wrapping<u64> {
     range(0, s.n).map(|i| element(i, s)).sum()
 });
 
+/// [`spin_iters`] for the C++ peers, which compute `element`'s count themselves.
+extern "C" fn spin_ffi(iters: u64) -> u64 {
+    spin_iters(iters)
+}
+
 fn run(rt: &Runtime, &s: &Shape) -> Wrapping<u64> {
+    if let Some(p) = rt.peer() {
+        return Wrapping(p.step(s.n, s.cheap, s.dear, spin_ffi));
+    }
     par_loop::on_all(
         rt,
         || seq(&s),

@@ -36,7 +36,8 @@
 
 use crate::bench::{self, Bench, Instance, Sizes};
 use crate::fork::Fork;
-use crate::runtime::{Runtime, Task};
+use crate::peers::ffi;
+use crate::runtime::{Runtime, RuntimeKind, Task};
 use sha1::{Digest, Sha1};
 
 /// The UTS kernel of the catalogue.
@@ -180,6 +181,10 @@ impl Bench for Uts {
     /// `size` is a tree name of [`TREES`] (checked against its published counts) or UTS
     /// parameters such as `-t 1 -a 3 -d 8 -b 4 -r 19` (checked against a sequential
     /// traversal made here, untimed).
+    fn supports(&self, kind: RuntimeKind) -> bool {
+        !kind.opt_in() || crate::peers::supports(kind, false)
+    }
+
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let (tree, expected) = tree_of_size(size)?;
         Ok(Box::new(UtsRun::new(tree, expected)))
@@ -541,6 +546,29 @@ fn visit_children<F: Fork>(
     a.merge(b)
 }
 
+/// [`Tree::num_children`] for the C++ peers.
+///
+/// # Safety
+/// `tree` points to a live `Tree` and `state` to a `State`.
+unsafe extern "C" fn children_ffi(
+    tree: *const std::ffi::c_void,
+    state: *const u8,
+    depth: u32,
+) -> u32 {
+    // SAFETY: by the contract; `State` is a byte array, so any address is aligned.
+    let (tree, state) = unsafe { (&*tree.cast::<Tree>(), &*state.cast::<State>()) };
+    tree.num_children(state, depth)
+}
+
+/// [`spawn`] for the C++ peers: the state of child `i` of `parent`, written to `out`.
+///
+/// # Safety
+/// `parent` points to a `State`, `out` to 20 writable bytes.
+unsafe extern "C" fn child_ffi(parent: *const u8, i: u32, out: *mut u8) {
+    // SAFETY: by the contract; `State` is a byte array, so any address is aligned.
+    unsafe { *out.cast::<State>() = spawn(&*parent.cast::<State>(), i) }
+}
+
 /// One traversal of a tree, as a runtime task.
 struct Traverse<'a>(&'a Tree);
 
@@ -580,7 +608,22 @@ impl Instance for UtsRun {
     }
 
     fn run(&mut self, rt: &Runtime) {
-        self.last = Some(rt.exec(Traverse(&self.tree)));
+        self.last = Some(match rt.peer() {
+            Some(p) => {
+                let c = p.uts(&ffi::Uts {
+                    tree: (&self.tree as *const Tree).cast(),
+                    root: self.tree.root_state(),
+                    children: children_ffi,
+                    child: child_ffi,
+                });
+                Counts {
+                    nodes: c.nodes,
+                    leaves: c.leaves,
+                    max_depth: c.max_depth,
+                }
+            }
+            None => rt.exec(Traverse(&self.tree)),
+        });
     }
 
     fn verify(&self) -> Result<(), String> {
