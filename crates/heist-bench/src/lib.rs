@@ -10,6 +10,7 @@ pub mod idle;
 pub mod kernels;
 pub mod peers;
 pub mod reduction;
+pub mod report;
 pub mod rss;
 pub mod runtime;
 pub mod spawn;

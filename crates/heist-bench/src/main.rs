@@ -11,7 +11,9 @@ use heist_bench::harness::{self, BenchReport, Options, SizeArg};
 use heist_bench::idle::{self, IdleOptions};
 use heist_bench::kernels;
 use heist_bench::peers;
+use heist_bench::report::{self, Run, Section};
 use heist_bench::runtime::{Runtime, RuntimeKind};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -77,6 +79,10 @@ struct Common {
     /// Pin worker i of heist and rayon to the i-th CPU (chili has no hook for it).
     #[arg(long)]
     pin: bool,
+    /// Also write a report into this directory: results.json (every sample and the
+    /// run's metadata), results.csv, SVG charts, index.html and results.md.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -226,6 +232,7 @@ fn list_row(b: &dyn Bench) -> Vec<String> {
 
 fn run(a: RunArgs) -> Result<ExitCode, Fail> {
     let bench = kernels::find(&a.bench).ok_or_else(|| unknown_bench(&a.bench))?;
+    let meta = heist_bench::report::meta::Meta::now();
     let (workers, mut opts) = settings(&a.common, 5, a.stats)?;
     opts.rss = a.rss;
     let kinds = run_kinds(bench, &a.runtimes)?;
@@ -251,10 +258,43 @@ fn run(a: RunArgs) -> Result<ExitCode, Fail> {
         note(&format!("peak RSS: {:.1} MiB\n", peak as f64 / 1024.0));
     }
     note(&harness::render_failures(&report));
-    Ok(status(report.verified()))
+    let ok = report.verified();
+    let sections = vec![section("run", workers, vec![report])];
+    write_report(a.common.report.as_deref(), meta, pb.finish(), sections)?;
+    Ok(status(ok))
+}
+
+fn section(name: &str, workers: usize, reports: Vec<BenchReport>) -> Section {
+    Section {
+        name: name.into(),
+        workers,
+        reports,
+    }
+}
+
+/// Writes the report into `dir`, if one was asked for, and names the files on stderr.
+fn write_report(
+    dir: Option<&std::path::Path>,
+    mut meta: heist_bench::report::meta::Meta,
+    took: Duration,
+    sections: Vec<Section>,
+) -> Result<(), Fail> {
+    let Some(dir) = dir else {
+        return Ok(());
+    };
+    meta.finish(took.as_secs_f64());
+    let files = report::write(dir, &Run { meta, sections })?;
+    note(&format!(
+        "report: {} files in {} (open {})\n",
+        files.len(),
+        dir.display(),
+        dir.join("index.html").display()
+    ));
+    Ok(())
 }
 
 fn suite(a: Common) -> Result<ExitCode, Fail> {
+    let meta = heist_bench::report::meta::Meta::now();
     let (workers, opts) = settings(&a, 3, false)?;
     let class = match SizeArg::parse(a.size.as_deref().unwrap_or("small"))? {
         SizeArg::Class(c) => c,
@@ -268,7 +308,19 @@ fn suite(a: Common) -> Result<ExitCode, Fail> {
     let rts = start_available(&RuntimeKind::ALL, workers, a.pin)?;
     let total: usize = benches.iter().map(|b| supported(*b, &rts).len()).sum();
     let runs = ((opts.warmup + opts.runs) * total) as u64;
-    let mut pb = Progress::new(benches.len(), runs, false);
+    // The one-worker section: its kernels, and as many runs again as they take above.
+    let t1 = if workers > 1 {
+        OVERHEAD_KERNELS.len()
+    } else {
+        0
+    };
+    let t1_runs: usize = OVERHEAD_KERNELS[..t1]
+        .iter()
+        .filter_map(|n| kernels::find(n))
+        .map(|b| supported(b, &rts).len())
+        .sum();
+    let runs = runs + ((opts.warmup + opts.runs) * t1_runs) as u64;
+    let mut pb = Progress::new(benches.len() + t1, runs, false);
     let mut reports = Vec::new();
     for (i, b) in benches.iter().enumerate() {
         let rts = supported(*b, &rts);
@@ -279,11 +331,16 @@ fn suite(a: Common) -> Result<ExitCode, Fail> {
         note(&harness::render_failures(&r));
         reports.push(r);
     }
+    let mut sections = vec![section("suite", workers, reports)];
+    if workers > 1 {
+        sections.push(overhead(class, &opts, a.pin, &mut pb, benches.len())?);
+    }
     let elapsed = pb.finish();
+    let reports: Vec<&BenchReport> = sections.iter().flat_map(|s| &s.reports).collect();
     if a.json {
         emit(&(to_json(&reports) + "\n"));
     }
-    let ok = reports.iter().all(BenchReport::verified);
+    let ok = reports.iter().all(|r| r.verified());
     note(&format!(
         "suite: {} kernels, {} size, {workers} workers, in {}; {}\n",
         reports.len(),
@@ -295,7 +352,34 @@ fn suite(a: Common) -> Result<ExitCode, Fail> {
             "FAILURES above"
         }
     ));
+    write_report(a.report.as_deref(), meta, elapsed, sections)?;
     Ok(status(ok))
+}
+
+/// The kernels whose fork-join overhead T1/T_S the suite measures on one worker.
+const OVERHEAD_KERNELS: [&str; 3] = ["fib", "nqueens", "uts"];
+
+/// The suite's last section: [`OVERHEAD_KERNELS`] on every runtime at one worker;
+/// `first` is the first one's place in `pb`'s count.
+fn overhead(
+    class: SizeClass,
+    opts: &Options,
+    pin: bool,
+    pb: &mut Progress,
+    first: usize,
+) -> Result<Section, Fail> {
+    let rts = start_available(&RuntimeKind::ALL, 1, pin)?;
+    let mut reports = Vec::new();
+    for (i, name) in OVERHEAD_KERNELS.iter().enumerate() {
+        let b = kernels::find(name).ok_or_else(|| unknown_bench(name))?;
+        let rts = supported(b, &rts);
+        let mut r = bench_once(b, b.size(class), &rts, 1, opts, pb, first + i)?;
+        r.bench = format!("{name} T1");
+        pb.emit(&(harness::render_run(&r) + "\n"));
+        note(&harness::render_failures(&r));
+        reports.push(r);
+    }
+    Ok(section("T1 (fork-join overhead, 1 worker)", 1, reports))
 }
 
 /// Runs this thread and the runtimes it starts on `workers` CPUs only (see `affinity`).
