@@ -185,6 +185,31 @@ pub fn verify_eq<T: PartialEq + std::fmt::Display>(
     })
 }
 
+/// Test scaffolding for a kernel's verification: `inst` must fail to verify before its
+/// first run; then, for each of `corruptions`, a reset and a run on a `kind` runtime of
+/// 2 workers (1 for `seq`) must verify, and the same result corrupted must not.
+#[cfg(test)]
+pub(crate) fn check_catches<I: Instance>(
+    kind: crate::runtime::RuntimeKind,
+    inst: &mut I,
+    corruptions: &[&dyn Fn(&mut I)],
+) {
+    let workers = if kind == crate::runtime::RuntimeKind::Seq {
+        1
+    } else {
+        2
+    };
+    let rt = Runtime::new(kind, workers).expect("the runtime starts");
+    assert!(inst.verify().is_err(), "verifies before its first run");
+    for (i, corrupt) in corruptions.iter().enumerate() {
+        inst.reset();
+        inst.run(&rt);
+        assert_eq!(inst.verify(), Ok(()), "before corruption {i}");
+        corrupt(inst);
+        assert!(inst.verify().is_err(), "corruption {i} verifies");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -373,8 +373,7 @@ fn overhead(
     for (i, name) in OVERHEAD_KERNELS.iter().enumerate() {
         let b = kernels::find(name).ok_or_else(|| unknown_bench(name))?;
         let rts = supported(b, &rts);
-        let mut r = bench_once(b, b.size(class), &rts, 1, opts, pb, first + i)?;
-        r.bench = format!("{name} T1");
+        let r = bench_once(b, b.size(class), &rts, 1, opts, pb, first + i)?;
         pb.emit(&(harness::render_run(&r) + "\n"));
         note(&harness::render_failures(&r));
         reports.push(r);

@@ -272,12 +272,12 @@ impl Runtime {
     /// Runs `task` on this runtime and returns its result.
     pub fn exec<T: Task>(&self, task: T) -> T::Output {
         match &self.engine {
-            Engine::Seq => task.call(fork::Seq),
-            Engine::Heist(pool) => pool.run(|w| task.call(fork::Heist::new(w))),
-            Engine::Rayon(pool) => pool.install(|| task.call(fork::Rayon)),
+            Engine::Seq => task.call(fork::SEQ),
+            Engine::Heist(pool) => pool.run(|w| task.call(fork::heist(w))),
+            Engine::Rayon(pool) => pool.install(|| task.call(fork::RAYON)),
             Engine::Chili(pool) => {
                 let mut scope = pool.scope();
-                task.call(fork::Chili::new(&mut scope))
+                task.call(fork::chili(&mut scope))
             }
             Engine::Peer(_) => panic!("{} runs only the kernels' C++ versions", self.kind),
         }

@@ -155,22 +155,16 @@ impl Instance for BpcInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::check_catches;
 
     #[test]
     fn corrupted_result_fails_verify() {
-        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
         let p = parse_size("20,9,0").unwrap();
         let mut inst = BpcInstance::new(p);
-        assert!(inst.verify().is_err(), "not run yet");
-        inst.run(&rt);
-        assert_eq!(inst.verify(), Ok(()));
-        inst.tally.add(0); // a consumer counted twice
-        assert!(inst.verify().is_err());
-        inst.reset();
-        inst.run(&rt);
-        assert_eq!(inst.verify(), Ok(()));
-        inst.tally.set(Tally::expected(p.tasks() - 1)); // the last producer lost
-        assert!(inst.verify().is_err());
+        let twice = |i: &mut BpcInstance| i.tally.add(0); // a consumer counted twice
+                                                          // The last producer lost.
+        let lost = |i: &mut BpcInstance| i.tally.set(Tally::expected(p.tasks() - 1));
+        check_catches(RuntimeKind::Seq, &mut inst, &[&twice, &lost]);
     }
 
     #[test]

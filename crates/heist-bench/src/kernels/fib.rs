@@ -2,7 +2,7 @@
 //! of the time is fork-join overhead (BENCHMARKS.md "Fork-join, recursive"; the Lace paper §6
 //! `fib`, Prell's thesis ch. 6).
 //!
-//! Every call with `n ≥ 2` joins `fib(n-1)` and `fib(n-2)`; with [`crate::fork::Seq`] this
+//! Every call with `n ≥ 2` joins `fib(n-1)` and `fib(n-2)`; with [`crate::fork::SEQ`] this
 //! is the plain recursive function. The result is checked against an iterative Fibonacci.
 
 use crate::bench::{count, verify_eq, Bench, Instance, Sizes};
@@ -115,6 +115,7 @@ impl Instance for FibInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::check_catches;
 
     #[test]
     fn reference_matches_known_values() {
@@ -127,13 +128,8 @@ mod tests {
 
     #[test]
     fn corrupted_result_fails_verify() {
-        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
         let mut inst = FibInstance::new(20);
-        assert!(inst.verify().is_err(), "not run yet");
-        inst.run(&rt);
-        assert_eq!(inst.verify(), Ok(()));
-        inst.result = Some(6766);
-        assert!(inst.verify().is_err());
+        check_catches(RuntimeKind::Seq, &mut inst, &[&|i| i.result = Some(6766)]);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use super::fib::{fib, fib_iterative};
 use crate::bench::{Bench, Instance, Sizes};
-use crate::fork::Seq;
+use crate::fork::SEQ;
 use crate::runtime::{Runtime, RuntimeKind};
 use crate::spawn;
 use std::hint::black_box;
@@ -64,7 +64,7 @@ pub fn fib_futures(w: &heist::Worker, n: u32) -> u64 {
 
 fn run(rt: &Runtime, n: u32) -> u64 {
     match (rt.kind(), rt.heist_pool()) {
-        (RuntimeKind::Seq, _) => fib(Seq, n),
+        (RuntimeKind::Seq, _) => fib(SEQ, n),
         (_, Some(pool)) => pool.run(|w| fib_futures(w, n)),
         (kind, None) => panic!("fib-futures: heist's promises do not exist on {kind}"),
     }

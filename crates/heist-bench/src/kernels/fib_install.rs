@@ -9,7 +9,7 @@
 use super::fib::fib;
 use super::fib_futures::FibRun;
 use crate::bench::{Bench, Instance, Sizes};
-use crate::fork::{Fork, Seq};
+use crate::fork::{Fork, SEQ};
 use crate::runtime::{Runtime, RuntimeKind, Task};
 
 /// The fib-install kernel of the catalogue.
@@ -63,7 +63,7 @@ impl Task for RayonFib {
 
 fn run(rt: &Runtime, n: u32) -> u64 {
     match (rt.kind(), rt.heist_pool()) {
-        (RuntimeKind::Seq, _) => fib(Seq, n),
+        (RuntimeKind::Seq, _) => fib(SEQ, n),
         (_, Some(pool)) => pool.run(|_| fib_heist_join(n)),
         (RuntimeKind::Rayon, None) => rt.exec(RayonFib(n)),
         (kind, None) => panic!("fib-install: {kind} has no free join"),

@@ -158,7 +158,7 @@ impl Instance for SortRun {
             }
             RuntimeKind::HeistJoin => {
                 let pool = rt.heist_pool().expect("heist has a pool");
-                pool.run(|w| fork_sort(fork::Heist::new(w), data));
+                pool.run(|w| fork_sort(fork::heist(w), data));
             }
             _ => {
                 let pool = rt.heist_pool().expect("heist has a pool");
@@ -269,7 +269,7 @@ fn best_team(m: usize, p: usize) -> usize {
 fn mm_sort(w: &heist::Worker, a: &mut [u32], budget: usize) {
     let q = best_team(a.len(), budget);
     if q == 1 {
-        return fork_sort(fork::Heist::new(w), a);
+        return fork_sort(fork::heist(w), a);
     }
     let k = team_partition(w, a, q);
     let (l, r) = a.split_at_mut(k);

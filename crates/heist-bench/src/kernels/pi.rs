@@ -51,7 +51,7 @@ impl Bench for Pi {
             expected: (0.0, 0),
             result: None,
         };
-        run.expected = run.join(fork::Seq);
+        run.expected = run.join(fork::SEQ);
         Ok(Box::new(run))
     }
 }

@@ -239,6 +239,7 @@ impl Instance for QuicksortInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::check_catches;
 
     #[test]
     fn sorts_small_and_duplicate_heavy_inputs() {
@@ -256,16 +257,16 @@ mod tests {
 
     #[test]
     fn corrupted_results_fail_verify() {
-        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
         let mut inst = QuicksortInstance::new(10_000);
-        assert!(inst.verify().is_err(), "input not sorted yet");
-        inst.run(&rt);
-        assert_eq!(inst.verify(), Ok(()));
-        inst.data.swap(10, 5000);
-        assert!(inst.verify().unwrap_err().contains("not sorted"));
-        inst.data.swap(10, 5000);
-        inst.data[5000] = inst.data[5001]; // sorted, but an element was replaced
-        assert!(inst.verify().unwrap_err().contains("permutation"));
+        let swapped = |i: &mut QuicksortInstance| {
+            i.data.swap(10, 5000);
+            assert!(i.verify().unwrap_err().contains("not sorted"));
+        };
+        let replaced = |i: &mut QuicksortInstance| {
+            i.data[5000] = i.data[5001]; // sorted, but an element was replaced
+            assert!(i.verify().unwrap_err().contains("permutation"));
+        };
+        check_catches(RuntimeKind::Seq, &mut inst, &[&swapped, &replaced]);
     }
 
     #[test]

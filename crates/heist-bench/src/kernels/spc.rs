@@ -135,21 +135,14 @@ impl Instance for SpcInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::check_catches;
 
     #[test]
     fn corrupted_result_fails_verify() {
-        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
         let mut inst = SpcInstance::new(100, 0.0);
-        assert!(inst.verify().is_err(), "not run yet");
-        inst.run(&rt);
-        assert_eq!(inst.verify(), Ok(()));
-        inst.tally.add(3); // one task counted twice
-        assert!(inst.verify().is_err());
-        inst.reset();
-        inst.run(&rt);
-        assert_eq!(inst.verify(), Ok(()));
-        inst.tally.set(Tally::expected(99)); // the last task lost
-        assert!(inst.verify().is_err());
+        let twice = |i: &mut SpcInstance| i.tally.add(3); // one task counted twice
+        let lost = |i: &mut SpcInstance| i.tally.set(Tally::expected(99)); // the last task
+        check_catches(RuntimeKind::Seq, &mut inst, &[&twice, &lost]);
     }
 
     #[test]

@@ -25,7 +25,7 @@
 //! The traversal is written once, generic over [`Fork`]: the children of a node are
 //! visited by recursive binary splitting of the child index range with `join`, without a
 //! sequential cut-off, and the counts are summed on the way back. Run with
-//! [`crate::fork::Seq`], it is the sequential elision.
+//! [`crate::fork::SEQ`], it is the sequential elision.
 //!
 //! The recursion is as deep as the tree times ⌈log₂ m⌉ joins, and binomial trees are deep:
 //! T3 (1572 levels) takes about 1 MB of stack sequentially and on heist, 2.5 MB on chili
@@ -205,7 +205,7 @@ pub fn tree_of_size(size: &str) -> Result<(Tree, Counts), String> {
                     names.join(", ")
                 )
             })?;
-            let expected = count(crate::fork::Seq, &tree);
+            let expected = count(crate::fork::SEQ, &tree);
             (tree, expected)
         }
     })

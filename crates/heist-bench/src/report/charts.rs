@@ -99,7 +99,8 @@ fn draw(
         .y_labels(rows.len().max(1) * 2 + 1)
         .y_label_formatter(&label)
         .x_desc(x_label)
-        .x_label_formatter(&|x| format!("{x:.3}"))
+        .x_labels(8)
+        .x_label_formatter(&|x| tick(*x))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     chart.draw_series(LineSeries::new(
@@ -125,9 +126,23 @@ fn draw(
     Ok(())
 }
 
+/// A tick label: `0.05`, `0.5`, `2`, `40`.
+fn tick(x: f64) -> String {
+    let digits = (1 - x.log10().floor() as i32).clamp(0, 4) as usize;
+    format!("{x:.digits$}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ticks_have_two_significant_digits_at_most() {
+        assert_eq!(tick(0.05), "0.050");
+        assert_eq!(tick(0.5), "0.50");
+        assert_eq!(tick(2.0), "2.0");
+        assert_eq!(tick(40.0), "40");
+    }
 
     #[test]
     fn a_dot_plot_is_an_svg_with_every_label_and_runtime() {

@@ -307,7 +307,7 @@ fn html(run: &Run, charts: &[Chart]) -> String {
     for c in charts {
         let _ = writeln!(
             out,
-            "<figure id=\"{}\">\n{}\n<figcaption>{} {}</figcaption></figure>",
+            "<figure id=\"{}\">\n{}\n<figcaption><b>{}.</b> {}</figcaption></figure>",
             esc(&c.file),
             c.svg.trim_start_matches(|ch| ch != '<'),
             esc(&c.title),
