@@ -452,7 +452,8 @@ pub const COLUMNS: [&str; 8] = [
     "runtime", "median", "min", "max", "±", "vs seq", "vs rayon", "verified",
 ];
 
-fn row_cells(r: &RuntimeResult) -> Vec<String> {
+/// The cells of a runtime's row, under [`COLUMNS`].
+pub fn row_cells(r: &RuntimeResult) -> Vec<String> {
     vec![
         r.runtime.clone(),
         fmt_time(r.median_s),
@@ -465,7 +466,8 @@ fn row_cells(r: &RuntimeResult) -> Vec<String> {
     ]
 }
 
-fn heading(r: &BenchReport) -> String {
+/// A kernel's table heading: its name, size, workers and runs.
+pub fn heading(r: &BenchReport) -> String {
     let runs = r.results.iter().map(|x| x.runs).max().unwrap_or(0);
     format!(
         "{} (size {}, {} workers, {} timed runs after {} warm-up)\n",

@@ -43,12 +43,7 @@ impl Bench for Cilksort {
     }
 
     fn sizes(&self) -> Sizes {
-        Sizes {
-            test: "10^4",
-            small: "10^6",
-            quick: "10^7",
-            full: "10^8",
-        }
+        super::quicksort::Quicksort.sizes()
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {

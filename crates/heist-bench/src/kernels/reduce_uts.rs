@@ -23,12 +23,7 @@ impl Bench for ReduceUts {
     }
 
     fn sizes(&self) -> Sizes {
-        Sizes {
-            test: "T1XS",
-            small: "T3S",
-            quick: "T3",
-            full: "T3L",
-        }
+        super::uts::Uts.sizes()
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {

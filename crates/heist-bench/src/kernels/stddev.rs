@@ -17,12 +17,7 @@ impl Bench for StdDev {
         "standard deviation of a Vec<f64>: mean, then sum of squared deviations"
     }
     fn sizes(&self) -> Sizes {
-        Sizes {
-            test: "10^5",
-            small: "10^7",
-            quick: "10^8",
-            full: "10^8",
-        }
+        super::array_fold::ArrayFold.sizes()
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
         par_loop::supports(kind, true)

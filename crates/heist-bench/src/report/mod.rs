@@ -15,8 +15,7 @@
 pub mod charts;
 pub mod meta;
 
-use crate::harness::{BenchReport, RuntimeResult, COLUMNS};
-use crate::summary::{fmt_ratio, fmt_spread, fmt_time};
+use crate::harness::{heading, row_cells as cells, BenchReport, RuntimeResult, COLUMNS};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -149,28 +148,6 @@ fn charts_of(run: &Run) -> Result<Vec<Chart>, String> {
     Ok(out)
 }
 
-/// The cells of a runtime's row, as in the text tables.
-fn cells(x: &RuntimeResult) -> [String; 8] {
-    [
-        x.runtime.clone(),
-        fmt_time(x.median_s),
-        fmt_time(x.min_s),
-        fmt_time(x.max_s),
-        fmt_spread(x.spread()),
-        fmt_ratio(x.speedup_vs_seq),
-        fmt_ratio(x.ratio_vs_rayon),
-        if x.verified { "yes" } else { "FAILED" }.into(),
-    ]
-}
-
-fn heading(r: &BenchReport) -> String {
-    let runs = r.results.iter().map(|x| x.runs).max().unwrap_or(0);
-    format!(
-        "{} (size {}, {} workers, {runs} runs after {} warm-up)",
-        r.bench, r.size, r.workers, r.warmup
-    )
-}
-
 /// What every table's `±` column means.
 const SPREAD_NOTE: &str = "`±` is the half-width of the median's 95 % confidence interval \
     (order statistics) relative to the median; below 6 runs, where no such interval exists, \
@@ -212,7 +189,7 @@ pub fn markdown(run: &Run) -> String {
     for s in &run.sections {
         let _ = writeln!(out, "\n## {} ({} workers)", s.name, s.workers);
         for r in &s.reports {
-            let _ = writeln!(out, "\n### {}\n", heading(r));
+            let _ = writeln!(out, "\n### {}\n", heading(r).trim_end());
             let _ = writeln!(out, "| {} |", COLUMNS.join(" | "));
             let _ = writeln!(out, "|---|{}", "---:|".repeat(COLUMNS.len() - 1));
             for x in &r.results {
@@ -322,7 +299,11 @@ fn html(run: &Run, charts: &[Chart]) -> String {
     for s in &run.sections {
         let _ = writeln!(out, "<h2>{} ({} workers)</h2>", esc(&s.name), s.workers);
         for r in &s.reports {
-            let _ = writeln!(out, "<h3>{}</h3>\n<table>\n<tr>", esc(&heading(r)));
+            let _ = writeln!(
+                out,
+                "<h3>{}</h3>\n<table>\n<tr>",
+                esc(heading(r).trim_end())
+            );
             for h in COLUMNS {
                 let _ = write!(out, "<th>{}</th>", esc(h));
             }
