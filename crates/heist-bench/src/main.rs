@@ -32,7 +32,7 @@ enum Cmd {
     /// Runs one kernel on several runtimes, interleaved, and prints a table.
     Run(RunArgs),
     /// Runs every kernel on every runtime it supports.
-    Suite(Common),
+    Suite(SuiteArgs),
     /// Measures heist's CPU use when idle and its wake-up latency.
     Idle(IdleArgs),
     /// Measures the latency of heist's task barrier against a counter barrier.
@@ -83,6 +83,15 @@ struct Common {
     /// run's metadata), results.csv, SVG charts, index.html and results.md.
     #[arg(long, value_name = "DIR")]
     report: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct SuiteArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Comma-separated kernels, in the suite's order [default: every kernel].
+    #[arg(long, value_delimiter = ',')]
+    kernels: Vec<String>,
 }
 
 #[derive(Args)]
@@ -293,7 +302,8 @@ fn write_report(
     Ok(())
 }
 
-fn suite(a: Common) -> Result<ExitCode, Fail> {
+fn suite(args: SuiteArgs) -> Result<ExitCode, Fail> {
+    let a = args.common;
     let meta = heist_bench::report::meta::Meta::now();
     let (workers, opts) = settings(&a, 3, false)?;
     let class = match SizeArg::parse(a.size.as_deref().unwrap_or("small"))? {
@@ -302,25 +312,27 @@ fn suite(a: Common) -> Result<ExitCode, Fail> {
             return Err(format!("suite takes test, small, quick or full, not `{v}`"))
         }
     };
-    let benches = kernels::all();
+    if let Some(k) = args.kernels.iter().find(|k| kernels::find(k).is_none()) {
+        return Err(unknown_bench(k));
+    }
+    let benches: Vec<&dyn Bench> = kernels::all()
+        .into_iter()
+        .filter(|b| args.kernels.is_empty() || args.kernels.iter().any(|k| k == b.name()))
+        .collect();
     confine(workers);
     note(&peers::left_out_note());
     let rts = start_available(&RuntimeKind::ALL, workers, a.pin)?;
     let total: usize = benches.iter().map(|b| supported(*b, &rts).len()).sum();
     let runs = ((opts.warmup + opts.runs) * total) as u64;
-    // The one-worker section: its kernels, and as many runs again as they take above.
-    let t1 = if workers > 1 {
-        OVERHEAD_KERNELS.len()
-    } else {
-        0
-    };
-    let t1_runs: usize = OVERHEAD_KERNELS[..t1]
+    // The one-worker section: the overhead kernels among those run, and their runs.
+    let t1: Vec<&dyn Bench> = benches
         .iter()
-        .filter_map(|n| kernels::find(n))
-        .map(|b| supported(b, &rts).len())
-        .sum();
+        .copied()
+        .filter(|b| workers > 1 && OVERHEAD_KERNELS.contains(&b.name()))
+        .collect();
+    let t1_runs: usize = t1.iter().map(|b| supported(*b, &rts).len()).sum();
     let runs = runs + ((opts.warmup + opts.runs) * t1_runs) as u64;
-    let mut pb = Progress::new(benches.len() + t1, runs, false);
+    let mut pb = Progress::new(benches.len() + t1.len(), runs, false);
     let mut reports = Vec::new();
     for (i, b) in benches.iter().enumerate() {
         let rts = supported(*b, &rts);
@@ -332,8 +344,8 @@ fn suite(a: Common) -> Result<ExitCode, Fail> {
         reports.push(r);
     }
     let mut sections = vec![section("suite", workers, reports)];
-    if workers > 1 {
-        sections.push(overhead(class, &opts, a.pin, &mut pb, benches.len())?);
+    if !t1.is_empty() {
+        sections.push(overhead(&t1, class, &opts, a.pin, &mut pb, benches.len())?);
     }
     let elapsed = pb.finish();
     let reports: Vec<&BenchReport> = sections.iter().flat_map(|s| &s.reports).collect();
@@ -359,9 +371,11 @@ fn suite(a: Common) -> Result<ExitCode, Fail> {
 /// The kernels whose fork-join overhead T1/T_S the suite measures on one worker.
 const OVERHEAD_KERNELS: [&str; 3] = ["fib", "nqueens", "uts"];
 
-/// The suite's last section: [`OVERHEAD_KERNELS`] on every runtime at one worker;
+/// The suite's last section: `benches` (of [`OVERHEAD_KERNELS`]) on every runtime at
+/// one worker;
 /// `first` is the first one's place in `pb`'s count.
 fn overhead(
+    benches: &[&dyn Bench],
     class: SizeClass,
     opts: &Options,
     pin: bool,
@@ -370,8 +384,7 @@ fn overhead(
 ) -> Result<Section, Fail> {
     let rts = start_available(&RuntimeKind::ALL, 1, pin)?;
     let mut reports = Vec::new();
-    for (i, name) in OVERHEAD_KERNELS.iter().enumerate() {
-        let b = kernels::find(name).ok_or_else(|| unknown_bench(name))?;
+    for (i, &b) in benches.iter().enumerate() {
         let rts = supported(b, &rts);
         let r = bench_once(b, b.size(class), &rts, 1, opts, pb, first + i)?;
         pb.emit(&(harness::render_run(&r) + "\n"));
