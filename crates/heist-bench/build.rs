@@ -4,6 +4,10 @@
 //! harness still builds, and says which peers it left out and why (`HEIST_PEERS_LEFT_OUT`,
 //! read by src/peers/mod.rs). `scripts/install-cpp-peers.sh` installs them on Debian.
 //!
+//! `gomp` (GCC's libgomp) is built with g++ into a shared library of its own, which the
+//! harness loads with `RTLD_DEEPBIND`: libomp also defines libgomp's `GOMP_*` entry
+//! points, and linked into one program the two would resolve each other's calls.
+//!
 //! `HEIST_BENCH_PEERS=none` (or a comma-separated subset such as `tbb`) builds fewer.
 
 use std::env;
@@ -13,6 +17,7 @@ use std::process::Command;
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(heist_tbb)");
     println!("cargo::rustc-check-cfg=cfg(heist_omp)");
+    println!("cargo::rustc-check-cfg=cfg(heist_gomp)");
     println!("cargo::rerun-if-changed=cpp");
     println!("cargo::rerun-if-env-changed=HEIST_BENCH_PEERS");
     println!("cargo::rerun-if-env-changed=CXX");
@@ -22,7 +27,7 @@ fn main() {
     }
     println!("cargo::rustc-env=HEIST_BENCH_RUSTC={}", rustc_version());
 
-    let wanted = env::var("HEIST_BENCH_PEERS").unwrap_or_else(|_| "tbb,omp".into());
+    let wanted = env::var("HEIST_BENCH_PEERS").unwrap_or_else(|_| "tbb,omp,gomp".into());
     let wants = |p: &str| wanted.split(',').any(|w| w.trim() == p);
     let clang = find_clang();
     let mut left_out = Vec::new();
@@ -52,6 +57,17 @@ fn main() {
                 compilers.push(format!("omp: {v}"));
             }
             Err(e) => left_out.push(format!("omp: {e}")),
+        }
+    }
+    if !wants("gomp") {
+        left_out.push("gomp: not asked for (HEIST_BENCH_PEERS)".to_string());
+    } else {
+        match build_gomp() {
+            Ok(v) => {
+                println!("cargo::rustc-cfg=heist_gomp");
+                compilers.push(format!("gomp: {v}"));
+            }
+            Err(e) => left_out.push(format!("gomp: {e}")),
         }
     }
     println!(
@@ -148,6 +164,47 @@ fn build_omp(clang: PathBuf) -> Result<String, String> {
     // libomp, which must not stand in for GCC's.
     println!("cargo::rustc-link-arg={}", dir.join("libomp.so").display());
     Ok(compiler_name(&clang))
+}
+
+/// cpp/omp.cpp built by g++ with libgomp into `$OUT_DIR/libheist_peer_gomp.so`, whose
+/// path the harness gets as `HEIST_GOMP_LIB`.
+fn build_gomp() -> Result<String, String> {
+    let gxx = PathBuf::from("g++");
+    if first_line(Command::new(&gxx).arg("--version")).is_none() {
+        return Err("no g++".into());
+    }
+    library_dir(&gxx, "libgomp.so", "g++")?;
+    let lib = PathBuf::from(env::var("OUT_DIR").map_err(|e| e.to_string())?)
+        .join("libheist_peer_gomp.so");
+    let out = Command::new(&gxx)
+        .args([
+            "-std=c++17",
+            "-O3",
+            "-ffp-contract=off",
+            "-fPIC",
+            "-shared",
+            "-fopenmp",
+        ])
+        .args([
+            "-DHEIST_OMP_API=heist_gomp_api",
+            "-Icpp",
+            "cpp/omp.cpp",
+            "-o",
+        ])
+        .arg(&lib)
+        .output()
+        .map_err(|e| format!("g++ does not run: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cpp/omp.cpp does not build with g++ -fopenmp: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or("")
+        ));
+    }
+    println!("cargo::rustc-env=HEIST_GOMP_LIB={}", lib.display());
+    Ok(compiler_name(&gxx))
 }
 
 fn compiler_name(cxx: &Path) -> String {

@@ -44,11 +44,13 @@ pub enum RuntimeKind {
     Omp,
     /// libomp with `schedule(guided)` loops (loop kernels only).
     OmpGuided,
+    /// GCC's OpenMP runtime, libgomp (C++ through FFI), as `omp` otherwise.
+    Gomp,
 }
 
 impl RuntimeKind {
     /// Every runtime, in the order the harness interleaves them.
-    pub const ALL: [RuntimeKind; 13] = [
+    pub const ALL: [RuntimeKind; 14] = [
         RuntimeKind::Seq,
         RuntimeKind::HeistLace,
         RuntimeKind::HeistRelay,
@@ -62,6 +64,7 @@ impl RuntimeKind {
         RuntimeKind::Tbb,
         RuntimeKind::Omp,
         RuntimeKind::OmpGuided,
+        RuntimeKind::Gomp,
     ];
 
     /// The name used on the command line and in reports.
@@ -80,6 +83,7 @@ impl RuntimeKind {
             RuntimeKind::Tbb => "tbb",
             RuntimeKind::Omp => "omp",
             RuntimeKind::OmpGuided => "omp-guided",
+            RuntimeKind::Gomp => "gomp",
         }
     }
 
@@ -203,7 +207,7 @@ impl Runtime {
             // orx runs on its own process-wide pool (as many threads as cores); each loop
             // is limited to `workers` of them (`num_threads`). It has no pinning hook.
             RuntimeKind::Orx => Engine::Seq,
-            RuntimeKind::Tbb | RuntimeKind::Omp | RuntimeKind::OmpGuided => {
+            RuntimeKind::Tbb | RuntimeKind::Omp | RuntimeKind::OmpGuided | RuntimeKind::Gomp => {
                 Engine::Peer(crate::peers::Peer::start(kind, workers)?)
             }
         };

@@ -101,7 +101,7 @@ pub fn exec_scope<'s, T: ScopeTask<'s>>(rt: &Runtime, task: T) -> T::Output {
         RuntimeKind::RayonBest | RuntimeKind::HeistClaim | RuntimeKind::Orx => {
             unreachable!("{} runs only data-parallel kernels", rt.kind())
         }
-        RuntimeKind::Tbb | RuntimeKind::Omp | RuntimeKind::OmpGuided => {
+        RuntimeKind::Tbb | RuntimeKind::Omp | RuntimeKind::OmpGuided | RuntimeKind::Gomp => {
             unreachable!("{} runs only the kernels' C++ versions", rt.kind())
         }
     }
@@ -236,7 +236,8 @@ pub fn exec_detached<T: DetachTask>(rt: &Runtime, rayon_cx: RayonDetach, task: T
         | RuntimeKind::Orx
         | RuntimeKind::Tbb
         | RuntimeKind::Omp
-        | RuntimeKind::OmpGuided => {
+        | RuntimeKind::OmpGuided
+        | RuntimeKind::Gomp => {
             unreachable!(
                 "{} does not run the detached kernels (Bench::supports)",
                 rt.kind()

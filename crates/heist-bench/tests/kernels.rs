@@ -22,6 +22,7 @@ const CONFIGS: &[(RuntimeKind, &[usize])] = &[
     (RuntimeKind::Tbb, &[1, 2, 4]),
     (RuntimeKind::Omp, &[1, 2, 4]),
     (RuntimeKind::OmpGuided, &[2]),
+    (RuntimeKind::Gomp, &[1, 2]),
 ];
 
 /// Builds `bench` at its test size and runs it twice on `rt`, resetting before each run.
@@ -127,6 +128,12 @@ fn omp_guided() {
     check_runtime(RuntimeKind::OmpGuided);
 }
 
+#[cfg(heist_gomp)]
+#[test]
+fn gomp() {
+    check_runtime(RuntimeKind::Gomp);
+}
+
 /// The kernels the issue asks C++ versions of have them, on both peers.
 #[test]
 fn peers_cover_the_kernels_they_should() {
@@ -153,7 +160,7 @@ fn peers_cover_the_kernels_they_should() {
     ];
     for name in with_peers {
         let b = kernels::find(name).unwrap();
-        for k in [RuntimeKind::Tbb, RuntimeKind::Omp] {
+        for k in [RuntimeKind::Tbb, RuntimeKind::Omp, RuntimeKind::Gomp] {
             assert!(b.supports(k), "{name} has no {k} version");
         }
     }

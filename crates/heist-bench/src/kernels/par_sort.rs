@@ -73,7 +73,8 @@ impl Instance for SortInstance {
             | RuntimeKind::HeistClaim
             | RuntimeKind::Orx
             | RuntimeKind::Omp
-            | RuntimeKind::OmpGuided => {
+            | RuntimeKind::OmpGuided
+            | RuntimeKind::Gomp => {
                 unreachable!("{} does not run par-sort (Bench::supports)", rt.kind())
             }
         }

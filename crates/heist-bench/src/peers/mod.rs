@@ -1,6 +1,6 @@
-//! The C++ peers: oneTBB (`tbb`) and LLVM's OpenMP runtime (`omp`, `omp-guided`), the
-//! runtimes the seeds measured heist's schedulers against, called through FFI so that
-//! they run interleaved with the Rust runtimes in one process.
+//! The C++ peers: oneTBB (`tbb`), LLVM's OpenMP runtime (`omp`, `omp-guided`) and GCC's
+//! (`gomp`), the runtimes the seeds measured heist's schedulers against, called through
+//! FFI so that they run interleaved with the Rust runtimes in one process.
 //!
 //! Their kernels are written once in C++ (cpp/kernels.hpp) and built by build.rs when
 //! the packages are present (`scripts/install-cpp-peers.sh`); a build without them
@@ -18,21 +18,21 @@ const LEFT_OUT: &str = env!("HEIST_PEERS_LEFT_OUT");
 
 /// What to do about it.
 const HOW_TO_ADD: &str = "to add them: bash scripts/install-cpp-peers.sh (Debian: libtbb-dev, \
-     libomp-dev, clang), then rebuild (cargo build --release -p heist-bench)";
+     libomp-dev, clang, g++), then rebuild (cargo build --release -p heist-bench)";
 
 /// Whether `kind` is a C++ peer.
 pub fn is_peer(kind: RuntimeKind) -> bool {
     matches!(
         kind,
-        RuntimeKind::Tbb | RuntimeKind::Omp | RuntimeKind::OmpGuided
+        RuntimeKind::Tbb | RuntimeKind::Omp | RuntimeKind::OmpGuided | RuntimeKind::Gomp
     )
 }
 
-/// Whether a kernel with a C++ version runs on `kind`: `tbb` and `omp` always,
+/// Whether a kernel with a C++ version runs on `kind`: `tbb`, `omp` and `gomp` always,
 /// `omp-guided` (which differs from `omp` only in its loops' schedule) for loops only.
 pub fn supports(kind: RuntimeKind, loop_kernel: bool) -> bool {
     match kind {
-        RuntimeKind::Tbb | RuntimeKind::Omp => true,
+        RuntimeKind::Tbb | RuntimeKind::Omp | RuntimeKind::Gomp => true,
         RuntimeKind::OmpGuided => loop_kernel,
         _ => false,
     }
@@ -59,6 +59,8 @@ fn api(kind: RuntimeKind) -> Result<&'static ffi::Api, String> {
         RuntimeKind::Tbb => Some(ffi::heist_tbb_api),
         #[cfg(heist_omp)]
         RuntimeKind::Omp | RuntimeKind::OmpGuided => Some(ffi::heist_omp_api),
+        #[cfg(heist_gomp)]
+        RuntimeKind::Gomp => return gomp::api(),
         _ => None,
     };
     let Some(table) = table else {
@@ -79,7 +81,7 @@ fn api(kind: RuntimeKind) -> Result<&'static ffi::Api, String> {
 
 /// The runtime and compiler of each peer built in, e.g. `("tbb", "oneTBB 2021.8.0 ...")`.
 pub fn versions() -> Vec<(&'static str, String)> {
-    [RuntimeKind::Tbb, RuntimeKind::Omp]
+    [RuntimeKind::Tbb, RuntimeKind::Omp, RuntimeKind::Gomp]
         .into_iter()
         .filter_map(|k| {
             let api = api(k).ok()?;
@@ -88,6 +90,60 @@ pub fn versions() -> Vec<(&'static str, String)> {
             Some((k.name(), v.to_string_lossy().into_owned()))
         })
         .collect()
+}
+
+/// libgomp's peer, loaded from its own shared library (see build.rs) with
+/// `RTLD_DEEPBIND`, so that its calls to `GOMP_*` reach libgomp, not libomp, which
+/// defines them too and is linked into the program.
+#[cfg(heist_gomp)]
+mod gomp {
+    use super::ffi::Api;
+    use std::sync::OnceLock;
+
+    /// Where build.rs put the library.
+    const LIB: &str = concat!(env!("HEIST_GOMP_LIB"), "\0");
+
+    /// The table, loaded on first use and never unloaded.
+    pub fn api() -> Result<&'static Api, String> {
+        static TABLE: OnceLock<Result<&'static Api, String>> = OnceLock::new();
+        TABLE.get_or_init(load).clone()
+    }
+
+    fn load() -> Result<&'static Api, String> {
+        let flags = libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_DEEPBIND;
+        // SAFETY: `LIB` is NUL-terminated; loading runs the library's initialisers,
+        // which are libgomp's and the C++ runtime's, made to be loaded this way.
+        let handle = unsafe { libc::dlopen(LIB.as_ptr().cast(), flags) };
+        if handle.is_null() {
+            return Err(format!(
+                "gomp: cannot load {}: {}",
+                &LIB[..LIB.len() - 1],
+                dl_error()
+            ));
+        }
+        // SAFETY: `handle` is a loaded library and the name is NUL-terminated.
+        let sym = unsafe { libc::dlsym(handle, c"heist_gomp_api".as_ptr()) };
+        if sym.is_null() {
+            return Err(format!("gomp: no heist_gomp_api: {}", dl_error()));
+        }
+        // SAFETY: the symbol is `const heist_peer_api *heist_gomp_api(void)` of peers.h.
+        let table: unsafe extern "C" fn() -> *const Api = unsafe { std::mem::transmute(sym) };
+        // SAFETY: it returns a pointer to a static table in the library, which is never
+        // unloaded.
+        unsafe { &*table() }.check()
+    }
+
+    fn dl_error() -> String {
+        // SAFETY: `dlerror` returns NULL or a NUL-terminated message.
+        let e = unsafe { libc::dlerror() };
+        if e.is_null() {
+            return "unknown error".into();
+        }
+        // SAFETY: as above; copied before any other dl call.
+        unsafe { std::ffi::CStr::from_ptr(e) }
+            .to_string_lossy()
+            .into_owned()
+    }
 }
 
 /// A started C++ runtime: its kernels' table and its runtime object.
