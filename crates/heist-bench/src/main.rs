@@ -345,7 +345,8 @@ fn suite(args: SuiteArgs) -> Result<ExitCode, Fail> {
     }
     let mut sections = vec![section("suite", workers, reports)];
     if !t1.is_empty() {
-        sections.push(overhead(&t1, class, &opts, a.pin, &mut pb, benches.len())?);
+        let first = benches.len();
+        sections.push(overhead(&t1, class, &opts, &a, &mut pb, first)?);
     }
     let elapsed = pb.finish();
     let reports: Vec<&BenchReport> = sections.iter().flat_map(|s| &s.reports).collect();
@@ -378,16 +379,18 @@ fn overhead(
     benches: &[&dyn Bench],
     class: SizeClass,
     opts: &Options,
-    pin: bool,
+    c: &Common,
     pb: &mut Progress,
     first: usize,
 ) -> Result<Section, Fail> {
-    let rts = start_available(&RuntimeKind::ALL, 1, pin)?;
+    let rts = start_available(&RuntimeKind::ALL, 1, c.pin)?;
     let mut reports = Vec::new();
     for (i, &b) in benches.iter().enumerate() {
         let rts = supported(b, &rts);
         let r = bench_once(b, b.size(class), &rts, 1, opts, pb, first + i)?;
-        pb.emit(&(harness::render_run(&r) + "\n"));
+        if !c.json {
+            pb.emit(&(harness::render_run(&r) + "\n"));
+        }
         note(&harness::render_failures(&r));
         reports.push(r);
     }

@@ -226,7 +226,9 @@ impl Instance for QuicksortInstance {
 
     fn run(&mut self, rt: &Runtime) {
         match rt.peer() {
-            Some(p) => p.quicksort(&mut self.data, &SORT_FFI),
+            // SAFETY: `partition` returns the pivot's index, inside the slice, and both
+            // functions work within the slice they are given.
+            Some(p) => unsafe { p.quicksort(&mut self.data, &SORT_FFI) },
             None => rt.exec(QuicksortTask(&mut self.data)),
         }
     }

@@ -6,11 +6,13 @@ use std::ffi::{c_char, c_int, c_void};
 /// `HEIST_PEER_ABI` of peers.h.
 pub const ABI: u32 = 1;
 
+/// `heist_nqueens`: the legal columns of a row.
 #[repr(C)]
 pub struct NQueens {
     pub legal: extern "C" fn(n: u32, row: u32, board: *const u8) -> u32,
 }
 
+/// `heist_uts`: a tree, its root's state, a node's child count and a child's state.
 #[repr(C)]
 pub struct Uts {
     pub tree: *const c_void,
@@ -19,6 +21,7 @@ pub struct Uts {
     pub child: unsafe extern "C" fn(parent: *const u8, i: u32, out: *mut u8),
 }
 
+/// `heist_uts_counts`: what a traversal counted.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UtsCounts {
@@ -40,6 +43,7 @@ pub type BaseFn = unsafe extern "C" fn(
     sc: usize,
 );
 
+/// `heist_matmul`: `c += a·b` of `n×n` matrices and the block product.
 #[repr(C)]
 pub struct Matmul {
     pub n: usize,
@@ -50,6 +54,7 @@ pub struct Matmul {
     pub base: BaseFn,
 }
 
+/// `heist_sort`: quicksort's partition and insertion sort, and the cut-off between them.
 #[repr(C)]
 pub struct Sort {
     pub cutoff: usize,
@@ -57,6 +62,7 @@ pub struct Sort {
     pub insertion: unsafe extern "C" fn(v: *mut u64, n: usize),
 }
 
+/// `heist_sparselu`: a block matrix and its four block kernels.
 #[repr(C)]
 pub struct SparseLu {
     pub m: *const c_void,
@@ -68,6 +74,7 @@ pub struct SparseLu {
     pub bmod: unsafe extern "C" fn(m: *const c_void, kk: usize, ii: usize, jj: usize),
 }
 
+/// `heist_u64_fn`: a closure `u64 -> u64` of the Rust side.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct U64Fn {
@@ -75,6 +82,7 @@ pub struct U64Fn {
     pub call: unsafe extern "C" fn(ctx: *const c_void, i: u64) -> u64,
 }
 
+/// `heist_f64_fn`: a closure `u64 -> f64` of the Rust side.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct F64Fn {
@@ -133,6 +141,7 @@ impl Api {
     }
 }
 
+// The tables of the peers linked into the program (gomp's is loaded, see `super`).
 unsafe extern "C" {
     #[cfg(heist_tbb)]
     pub fn heist_tbb_api() -> *const Api;

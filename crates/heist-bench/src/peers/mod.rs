@@ -209,7 +209,11 @@ impl Peer {
     }
 
     /// The solutions of n-queens, `k` giving the legal columns of a row.
+    ///
+    /// # Panics
+    /// If `n` exceeds the C++ board's 18 rows.
     pub fn nqueens(&self, n: u32, k: &ffi::NQueens) -> u64 {
+        assert!(n <= 18, "nqueens: the C++ board has 18 rows, not {n}");
         // SAFETY: as argued above this `impl`.
         unsafe { (self.api.nqueens)(self.rt, n, k) }
     }
@@ -231,7 +235,11 @@ impl Peer {
     }
 
     /// Sorts `v` by parallel quicksort with `k`'s partition and insertion sort.
-    pub fn quicksort(&self, v: &mut [u64], k: &ffi::Sort) {
+    ///
+    /// # Safety
+    /// `k.partition` returns an index below the length it is given, and both functions
+    /// stay within the elements they are given.
+    pub unsafe fn quicksort(&self, v: &mut [u64], k: &ffi::Sort) {
         // SAFETY: as argued above this `impl`.
         unsafe { (self.api.quicksort)(self.rt, v.as_mut_ptr(), v.len(), k) }
     }

@@ -9,8 +9,10 @@
 //! - `index.html`: the charts and tables on one page that needs no server;
 //! - `results.md`: the tables in Markdown, from which docs/RESULTS.md is made.
 //!
-//! Traces (issue 26 item 4) will be one more file here, written from per-worker buffers
-//! the library records; a [`Section`] is where they would attach.
+//! Traces (issue 26 item 4, to come with recording in the library) would take the path
+//! heist's counters take: an [`crate::harness::Options`] flag, the pool's per-worker
+//! buffers drained after a timed run into [`crate::harness::Measured`], and one Chrome
+//! trace-event file per kernel and runtime written here beside the others.
 
 pub mod charts;
 pub mod meta;
