@@ -29,6 +29,7 @@ fn colour(runtime: &str) -> RGBColor {
         "tbb" => RGBColor(120, 50, 180),
         "omp" => RGBColor(0, 160, 160),
         "omp-guided" => RGBColor(90, 210, 200),
+        "gomp" => RGBColor(150, 100, 40),
         _ => RGBColor(0, 0, 0),
     }
 }
