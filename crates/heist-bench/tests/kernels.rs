@@ -212,7 +212,7 @@ fn nonsense_sizes_are_rejected() {
 /// The spawn-style and heist-only kernels, with the runtimes each must support (every
 /// configured runtime not listed must be refused).
 const NEW_KERNELS: &[(&str, &[RuntimeKind])] = &[
-    ("spc", &[SEQ, LACE, RELAY, RAYON, TBB, OMP]),
+    ("spc", &[SEQ, LACE, RELAY, RAYON, TBB, OMP, GOMP]),
     ("bpc", &[SEQ, LACE, RELAY, RAYON]),
     ("treerec-futures", &[SEQ, LACE, RELAY]),
     ("sparselu-detached", &[SEQ, LACE, RELAY]),
@@ -224,6 +224,7 @@ const RELAY: RuntimeKind = RuntimeKind::HeistRelay;
 const RAYON: RuntimeKind = RuntimeKind::Rayon;
 const TBB: RuntimeKind = RuntimeKind::Tbb;
 const OMP: RuntimeKind = RuntimeKind::Omp;
+const GOMP: RuntimeKind = RuntimeKind::Gomp;
 
 #[test]
 fn new_kernels_support_exactly_their_runtimes() {
