@@ -32,6 +32,7 @@ pub mod reduce_nqueens;
 pub mod reduce_uts;
 pub mod sparselu;
 pub mod sparselu_detached;
+pub mod spawn_bench;
 pub mod spawn_flat;
 pub mod spawn_tree;
 pub mod spc;
