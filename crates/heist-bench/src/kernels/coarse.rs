@@ -16,7 +16,7 @@
 //! - `coarse-nested`: a join of two loops of `k` tasks each.
 
 use super::work::spin;
-use crate::bench::{parse_size, verify, whole, Bench, Instance, SizeClass};
+use crate::bench::{parse_size, verify, whole, Bench, Instance, Sizes};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, RuntimeKind, Task};
 use crate::spawn::{
@@ -68,17 +68,18 @@ impl Bench for Coarse {
         }
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match (self.0, class) {
-            (_, SizeClass::Test) => "2,1",
-            (Shape::Join, SizeClass::Quick) => "2,20",
-            (Shape::Loop, SizeClass::Quick) => "8,5",
-            (Shape::Nested, SizeClass::Quick) => "4,5",
-            (_, SizeClass::Quick) => "4,10",
-            (Shape::Loop, SizeClass::Full) => "64,10",
-            (Shape::Nested, SizeClass::Full) => "4,50",
-            (Shape::Join, SizeClass::Full) => "2,100",
-            (_, SizeClass::Full) => "4,50",
+    fn sizes(&self) -> Sizes {
+        let (small, quick, full) = match self.0 {
+            Shape::Join => ("2,10", "2,20", "2,100"),
+            Shape::Loop => ("8,2", "8,5", "64,10"),
+            Shape::Nested => ("4,2", "4,5", "4,50"),
+            Shape::Spawn | Shape::Promise | Shape::Detached => ("4,5", "4,10", "4,50"),
+        };
+        Sizes {
+            test: "2,1",
+            small,
+            quick,
+            full,
         }
     }
 
