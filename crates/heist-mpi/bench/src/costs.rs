@@ -55,6 +55,30 @@ pub fn main(world: &SimpleCommunicator, reps: usize) {
         t0.elapsed()
     });
     let round_us = t0.as_secs_f64() / rounds as f64 * 1e6;
+    // A UTS node's time, sequentially and through heist-mpi on one rank of one worker
+    // (T1): the model's unit of work. Tree T1 (4.1 million nodes), best of three.
+    let (t1, c) = heist_bench::kernels::uts::tree_of_size("T1").expect("T1 is named");
+    let mut seq_ns = f64::MAX;
+    let mut one_ns = f64::MAX;
+    let me = mpi::topology::SimpleCommunicator::self_comm();
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        let n = heist_bench::kernels::uts::count(heist_bench::fork::Seq, &t1).nodes;
+        assert_eq!(n, c.nodes);
+        seq_ns = seq_ns.min(t0.elapsed().as_secs_f64() * 1e9 / n as f64);
+        let t0 = Instant::now();
+        let got = heist_mpi::Reducer::new(&me)
+            .pool(&pool)
+            .run(
+                (t1.root_state(), 0u32),
+                crate::kernels::UtsCounts::default,
+                crate::kernels::uts_op,
+                |ctx, t| crate::kernels::uts_task(&t1, t, |x| ctx.push(x)),
+            )
+            .expect("a one-rank reduction");
+        assert_eq!(got.value.nodes, c.nodes);
+        one_ns = one_ns.min(t0.elapsed().as_secs_f64() * 1e9 / c.nodes as f64);
+    }
     let tree = Tree::parse("-t 1 -a 3 -d 15 -b 4 -r 19").expect("T1XXL parses");
     let uts_task = (tree.root_state(), 3u32);
     let sizes = serde_json::json!({
@@ -70,6 +94,7 @@ pub fn main(world: &SimpleCommunicator, reps: usize) {
         let v = serde_json::json!({
             "btl": btl, "one_way": one_way, "probe_us": probe_us,
             "round_us": round_us, "task_bytes": sizes,
+            "uts_node_ns_sequential": seq_ns, "uts_node_ns_one_rank": one_ns,
         });
         println!("{v}");
     }
