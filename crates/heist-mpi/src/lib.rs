@@ -58,6 +58,9 @@ mod raw;
 mod wire;
 
 pub use node::Ctx;
+/// How a rank splits what it holds for a thief (public for heist-mpi-bench's simulator).
+#[doc(hidden)]
+pub use rank::split_off;
 
 use combine::{guarded, Part};
 use manager::Manager;

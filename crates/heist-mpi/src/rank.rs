@@ -204,7 +204,7 @@ fn serve<T: Serialize>(m: &mut Manager, stash: &mut Vec<(u32, T)>, bound: i64) {
 /// task in age order starting with the oldest, at most half (steal-half). In a tree
 /// search the old tasks are the big ones; alternating gives the thief about half of each
 /// level's work instead of every big task.
-pub(crate) fn split_off<T>(stash: &mut Vec<(u32, T)>, one: bool) -> Vec<T> {
+pub fn split_off<D: Ord + Copy, T>(stash: &mut Vec<(D, T)>, one: bool) -> Vec<T> {
     stash.sort_by_key(|e| e.0);
     let n = stash.len();
     if one {

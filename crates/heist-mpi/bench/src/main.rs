@@ -33,7 +33,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Time a kernel under mpirun: uts, nqueens, knapsack or pi.
+    /// Time a kernel under mpirun: uts, nqueens, knapsack or pi; or several, each with
+    /// its size: `uts:T1XS,nqueens:9,knapsack:28,pi:1e-9`.
     Run {
         kernel: String,
         /// uts: T1L, T3L, T1XXL, ... (heist-bench's names); nqueens: n; knapsack:
@@ -115,7 +116,18 @@ fn main() {
                 kernel: kernel.clone(),
                 workers,
             };
-            run(&opts, &kernel, size.as_deref());
+            // `uts:T1XS,nqueens:9` runs several kernels, each with its size.
+            for part in kernel.split(',') {
+                let (k, s) = match part.split_once(':') {
+                    Some((k, s)) => (k, Some(s)),
+                    None => (part, size.as_deref()),
+                };
+                let opts = Opts {
+                    kernel: k.to_string(),
+                    ..opts.clone()
+                };
+                run(&opts, k, s);
+            }
         }
     }
 }
@@ -125,6 +137,7 @@ fn die(msg: &str) -> ! {
     exit(2)
 }
 
+#[derive(Clone)]
 struct Opts<'a> {
     world: &'a SimpleCommunicator,
     pool: &'a heist::Pool,

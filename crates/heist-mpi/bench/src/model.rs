@@ -326,7 +326,7 @@ impl Sim<'_> {
                     self.hops += 1;
                     if self.ranks[r].stack.len() >= 2 {
                         now += self.c.round_ns as u64 + 10 * self.ranks[r].stack.len() as u64;
-                        let give = split(&mut self.ranks[r].stack);
+                        let give = heist_mpi::split_off(&mut self.ranks[r].stack, false);
                         self.steals += 1;
                         now = self.send(r, thief, now, Kind::Tasks(give));
                     } else {
@@ -447,25 +447,6 @@ impl Sim<'_> {
             self.schedule(r, look);
         }
     }
-}
-
-/// Every other task from the oldest, at most half (the stack's bottom is the oldest;
-/// depth breaks ties as in `rank::split_off`).
-fn split(stack: &mut Vec<(u8, Task)>) -> Vec<Task> {
-    stack.sort_by_key(|e| e.0);
-    let n = stack.len();
-    let mut give = Vec::with_capacity(n / 2);
-    let mut keep = Vec::with_capacity(n - n / 2);
-    for (i, e) in stack.drain(..).enumerate() {
-        if i % 2 == 0 && give.len() < n / 2 {
-            give.push(e.1);
-        } else {
-            keep.push(e);
-        }
-    }
-    // Kept in age order; the newest is popped first.
-    *stack = keep;
-    give
 }
 
 pub fn simulate(tree: &SimTree, nodes: u64, c: Costs, p: Params) -> Outcome {

@@ -56,7 +56,7 @@ fn size(root: Node, seed: u64) -> u64 {
 }
 
 /// What a counting run returns: tasks run, tasks pushed, and a checksum of the ids run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct Tally {
     run: u64,
     made: u64,
@@ -69,6 +69,20 @@ fn add(a: Tally, b: Tally) -> Tally {
         made: a.made + b.made,
         sum: a.sum.wrapping_add(b.sum),
     }
+}
+
+/// A counting task: runs `n`, pushes its children, tallies both.
+fn tally(n: Node, seed: u64, push: impl Fn(Node)) -> Tally {
+    let mut t = Tally {
+        run: 1,
+        made: 0,
+        sum: n.id,
+    };
+    for c in children(n, seed) {
+        t.made += 1;
+        push(c);
+    }
+    t
 }
 
 fn expected(root: Node, seed: u64) -> Tally {
@@ -119,27 +133,9 @@ fn main() {
                 let want = expected(root, seed);
                 let out = Reducer::new(&world)
                     .pool(&pool)
-                    .run(
-                        root,
-                        || Tally {
-                            run: 0,
-                            made: 0,
-                            sum: 0,
-                        },
-                        add,
-                        |ctx, n| {
-                            let mut t = Tally {
-                                run: 1,
-                                made: 0,
-                                sum: n.id,
-                            };
-                            for c in children(n, seed) {
-                                t.made += 1;
-                                ctx.push(c);
-                            }
-                            t
-                        },
-                    )
+                    .run(root, Tally::default, add, |ctx, n| {
+                        tally(n, seed, |c| ctx.push(c))
+                    })
                     .unwrap_or_else(|e| fail(rank, format!("repeat {rep}: {e}")));
                 let v = out.value;
                 if v != want || v.run != v.made + 1 {
@@ -199,50 +195,14 @@ fn main() {
         }
         Some("single") => {
             let seed = 11;
-            let one = pool.reduce_tasks(
-                root,
-                || Tally {
-                    run: 0,
-                    made: 0,
-                    sum: 0,
-                },
-                add,
-                |ctx, n| {
-                    let mut t = Tally {
-                        run: 1,
-                        made: 0,
-                        sum: n.id,
-                    };
-                    for c in children(n, seed) {
-                        t.made += 1;
-                        ctx.push(c);
-                    }
-                    t
-                },
-            );
+            let one = pool.reduce_tasks(root, Tally::default, add, |ctx, n| {
+                tally(n, seed, |c| ctx.push(c))
+            });
             let many = Reducer::new(&world)
                 .pool(&pool)
-                .run(
-                    root,
-                    || Tally {
-                        run: 0,
-                        made: 0,
-                        sum: 0,
-                    },
-                    add,
-                    |ctx, n| {
-                        let mut t = Tally {
-                            run: 1,
-                            made: 0,
-                            sum: n.id,
-                        };
-                        for c in children(n, seed) {
-                            t.made += 1;
-                            ctx.push(c);
-                        }
-                        t
-                    },
-                )
+                .run(root, Tally::default, add, |ctx, n| {
+                    tally(n, seed, |c| ctx.push(c))
+                })
                 .unwrap_or_else(|e| fail(rank, e.to_string()));
             if many.value != one || one.run != size(root, seed) {
                 fail(rank, format!("heist-mpi {:?}, heist {one:?}", many.value));
