@@ -34,7 +34,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Time a kernel under mpirun: uts, nqueens, knapsack or pi; or several, each with
-    /// its size: `uts:T1XS,nqueens:9,knapsack:28,pi:1e-9`.
+    /// its size: `uts:T1XS,nqueens:9,knapsack:28,pi:1e-10`.
     Run {
         kernel: String,
         /// uts: T1L, T3L, T1XXL, ... (heist-bench's names); nqueens: n; knapsack:

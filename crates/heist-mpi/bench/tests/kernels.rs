@@ -5,7 +5,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const KERNELS: &str = "uts:T1XS,nqueens:9,knapsack:28,pi:1e-9";
+const KERNELS: &str = "uts:T1XS,nqueens:9,knapsack:28,pi:1e-10";
 
 fn launch(np: usize, workers: usize, btl: &str) {
     let mut child = Command::new("mpirun")
