@@ -26,9 +26,8 @@ impl Part {
                 b
             }
             Part::Err(e) => {
-                let mut b = vec![1u8, e.kind as u8];
-                b.extend_from_slice(&e.rank.to_le_bytes());
-                b.extend_from_slice(e.message.as_bytes());
+                let mut b = vec![1u8];
+                b.extend_from_slice(&wire::encode_failure(e));
                 b
             }
         }
@@ -47,11 +46,7 @@ impl Part {
                 bound: i64::from_le_bytes(b[1..9].try_into().expect("eight bytes")),
                 bytes: b[9..].to_vec(),
             },
-            Some(1) if b.len() >= 6 => Part::Err(Error {
-                kind: ErrorKind::from_u8(b[1]),
-                rank: i32::from_le_bytes(b[2..6].try_into().expect("four bytes")),
-                message: String::from_utf8_lossy(&b[6..]).into_owned(),
-            }),
+            Some(1) => Part::Err(wire::decode_failure(&b[1..], from)),
             _ => bad(),
         }
     }

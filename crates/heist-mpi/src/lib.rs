@@ -333,11 +333,7 @@ impl<'a, C: AsRaw<Raw = MPI_Comm>> Reducer<'a, C> {
         let acc = pool.run(|w| rank::run(w, &sh, root, &fns, split));
         let mut m = node::lock(&sh.manager);
         let mine = match m.failure.clone() {
-            Some((rank, message)) => Part::Err(Error {
-                rank: rank as i32,
-                kind: ErrorKind::Panic,
-                message,
-            }),
+            Some(e) => Part::Err(e),
             None => {
                 let bound = sh.bound.load(std::sync::atomic::Ordering::Relaxed);
                 match guarded(me, ErrorKind::Codec, || {

@@ -7,7 +7,7 @@
 
 use crate::raw::{self, Comm, Msg, Outbox, Wave, WAVE};
 use crate::wire::{self, Request};
-use crate::Report;
+use crate::{Error, ErrorKind, Report};
 use std::sync::atomic::AtomicI64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
@@ -33,8 +33,8 @@ pub(crate) struct Manager {
     pub(crate) inbox: Vec<Vec<u8>>,
     /// Partial results that arrived before the combining tree asked for them.
     pub(crate) early: Vec<Msg>,
-    /// The first failure heard of (lowest rank wins), with its message.
-    pub(crate) failure: Option<(u32, String)>,
+    /// The failure of the lowest failing rank heard of.
+    pub(crate) failure: Option<Error>,
     /// This rank's own request is out.
     pub(crate) outstanding: bool,
     /// Requests of ours that came back unanswered in a row.
@@ -158,18 +158,21 @@ impl Manager {
                         self.stats.requests_received += 1;
                         self.requests.push(r);
                     }
-                    None => self.record(self.comm.rank as u32, "malformed steal request".into()),
+                    None => {
+                        self.record(self.error(ErrorKind::Codec, "malformed steal request".into()))
+                    }
                 },
                 wire::TAG_BOUND => {
                     if let Some(v) = wire::decode_bound(&m.bytes) {
                         bound.fetch_max(v, Relaxed);
                     }
                 }
-                wire::TAG_ABORT => {
-                    let (rank, msg) = wire::decode_failure(&m.bytes);
-                    self.record(rank, msg);
-                }
-                _ => self.record(m.source as u32, format!("unknown message tag {}", m.tag)),
+                wire::TAG_ABORT => self.record(wire::decode_failure(&m.bytes, m.source)),
+                _ => self.record(Error {
+                    rank: m.source,
+                    kind: ErrorKind::Codec,
+                    message: format!("unknown message tag {}", m.tag),
+                }),
             }
         }
     }
@@ -185,21 +188,30 @@ impl Manager {
     }
 
     /// Keeps the failure of the lowest rank.
-    fn record(&mut self, rank: u32, message: String) {
-        if self.failure.as_ref().is_none_or(|(r, _)| rank < *r) {
-            self.failure = Some((rank, message));
+    fn record(&mut self, e: Error) {
+        if self.failure.as_ref().is_none_or(|f| e.rank < f.rank) {
+            self.failure = Some(e);
+        }
+    }
+
+    /// An error of this rank's.
+    fn error(&self, kind: ErrorKind, message: String) -> Error {
+        Error {
+            rank: self.comm.rank,
+            kind,
+            message,
         }
     }
 
     /// This rank failed: keep the failure and tell every other rank.
-    pub(crate) fn fail(&mut self, message: String) {
-        let me = self.comm.rank as u32;
-        let bytes = wire::encode_failure(me, &message);
+    pub(crate) fn fail(&mut self, kind: ErrorKind, message: String) {
+        let e = self.error(kind, message);
+        let bytes = wire::encode_failure(&e);
         let (me_i, p) = (self.comm.rank, self.comm.size);
         for r in (0..p).filter(|&r| r != me_i) {
             self.send(r, wire::TAG_ABORT, bytes.clone());
         }
-        self.record(me, message);
+        self.record(e);
     }
 
     /// Passes on a request this rank cannot serve: forward it to a random rank other than

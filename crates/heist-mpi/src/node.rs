@@ -27,7 +27,8 @@ pub(crate) enum Item<T> {
 }
 
 /// Locks `m`, ignoring poisoning: the manager's state stays consistent across a panic,
-/// since no user code runs under its lock.
+/// since the user code that runs under its lock (serde of tasks) runs inside
+/// `catch_unwind`.
 pub(crate) fn lock<X>(m: &Mutex<X>) -> MutexGuard<'_, X> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -6,7 +6,7 @@
 use crate::manager::{Manager, CTRL_RECEIVED, CTRL_SENT, TASKS_RECEIVED, TASKS_SENT};
 use crate::node::{lock, task, Fns, Item, Shared};
 use crate::raw::{Snooze, WAVE};
-use crate::{panic_message, wire, Split};
+use crate::{panic_message, wire, ErrorKind, Split};
 use heist::Worker;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -161,8 +161,11 @@ fn take_in<T: DeserializeOwned>(
                 adaptive.steals += 1;
                 stash.extend(tasks.into_iter().map(|t| (0, t)));
             }
-            Ok(Err(e)) => m.fail(e),
-            Err(p) => m.fail(format!("decoding tasks panicked: {}", panic_message(&*p))),
+            Ok(Err(e)) => m.fail(ErrorKind::Codec, e),
+            Err(p) => m.fail(
+                ErrorKind::Panic,
+                format!("decoding tasks panicked: {}", panic_message(&*p)),
+            ),
         }
     }
 }
@@ -187,12 +190,15 @@ fn serve<T: Serialize>(m: &mut Manager, stash: &mut Vec<(u32, T)>, bound: i64) {
                 drop_all_plain(give);
             }
             Ok(Err(e)) => {
-                m.fail(e);
+                m.fail(ErrorKind::Codec, e);
                 m.route(r);
                 drop_all_plain(give);
             }
             Err(p) => {
-                m.fail(format!("encoding tasks panicked: {}", panic_message(&*p)));
+                m.fail(
+                    ErrorKind::Panic,
+                    format!("encoding tasks panicked: {}", panic_message(&*p)),
+                );
                 m.route(r);
                 drop_all_plain(give);
             }
@@ -261,8 +267,8 @@ fn round<T, R, I, O, F>(
         Ok(()) => *stash = drained,
         Err(p) => {
             let msg = panic_message(&*p);
-            drop(p);
-            m.fail(msg);
+            crate::drop_quietly(p);
+            m.fail(ErrorKind::Panic, msg);
             drop_all_plain(drained);
         }
     }

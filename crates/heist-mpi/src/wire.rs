@@ -3,6 +3,7 @@
 //! of tasks (postcard), bound updates, and the news of a failed rank. Control messages
 //! are a few little-endian bytes; tasks and results go through serde.
 
+use crate::{Error, ErrorKind};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -53,20 +54,28 @@ pub(crate) fn decode_bound(b: &[u8]) -> Option<i64> {
     Some(i64::from_le_bytes(b.try_into().ok()?))
 }
 
-/// A failure: the failing rank and its message.
-pub(crate) fn encode_failure(rank: u32, message: &str) -> Vec<u8> {
-    let mut b = rank.to_le_bytes().to_vec();
-    b.extend_from_slice(message.as_bytes());
+/// A failure: its kind, the failing rank and its message (an abort, or the error part
+/// of a result).
+pub(crate) fn encode_failure(e: &Error) -> Vec<u8> {
+    let mut b = vec![e.kind as u8];
+    b.extend_from_slice(&e.rank.to_le_bytes());
+    b.extend_from_slice(e.message.as_bytes());
     b
 }
 
-pub(crate) fn decode_failure(b: &[u8]) -> (u32, String) {
-    match b.get(0..4) {
-        Some(r) => (
-            u32::from_le_bytes(r.try_into().expect("four bytes")),
-            String::from_utf8_lossy(&b[4..]).into_owned(),
-        ),
-        None => (u32::MAX, "malformed failure message".into()),
+/// The failure in `b`; a malformed one is blamed on `from`.
+pub(crate) fn decode_failure(b: &[u8], from: i32) -> Error {
+    match (b.first(), b.get(1..5)) {
+        (Some(&k), Some(r)) => Error {
+            kind: ErrorKind::from_u8(k),
+            rank: i32::from_le_bytes(r.try_into().expect("four bytes")),
+            message: String::from_utf8_lossy(&b[5..]).into_owned(),
+        },
+        _ => Error {
+            kind: ErrorKind::Codec,
+            rank: from,
+            message: "malformed failure message".into(),
+        },
     }
 }
 
@@ -102,10 +111,13 @@ mod tests {
         assert_eq!(Request::decode(&r.encode()), Some(r));
         assert_eq!(Request::decode(&[1, 2]), None);
         assert_eq!(decode_bound(&encode_bound(-5)), Some(-5));
-        assert_eq!(
-            decode_failure(&encode_failure(2, "boom")),
-            (2, "boom".into())
-        );
+        let e = Error {
+            rank: 2,
+            kind: ErrorKind::Codec,
+            message: "boom".into(),
+        };
+        assert_eq!(decode_failure(&encode_failure(&e), 0), e);
+        assert_eq!(decode_failure(&[1], 3).rank, 3);
         let b = encode_tasks(9, &[(1u32, [3u8; 20]), (2, [4; 20])]).unwrap();
         let (bound, t): (i64, Vec<(u32, [u8; 20])>) = decode_tasks(&b).unwrap();
         assert_eq!((bound, t), (9, vec![(1, [3; 20]), (2, [4; 20])]));

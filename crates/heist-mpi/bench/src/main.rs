@@ -68,6 +68,12 @@ enum Cmd {
         /// JSON from `costs` (shared memory) to take the probe and poll costs from.
         #[arg(long)]
         costs: Option<String>,
+        /// A UTS node's time in ns, instead of the measured one.
+        #[arg(long)]
+        node_ns: Option<f64>,
+        /// The simulator's random seed (victim choices).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
         /// Ranks to simulate (comma-separated).
         #[arg(long, default_value = "64,256,1024,4096")]
         ranks: String,
@@ -80,7 +86,13 @@ enum Cmd {
 fn main() {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Model { costs, ranks, tree } => model::main(costs.as_deref(), &ranks, &tree),
+        Cmd::Model {
+            costs,
+            node_ns,
+            seed,
+            ranks,
+            tree,
+        } => model::main(costs.as_deref(), node_ns, seed, &ranks, &tree),
         Cmd::Costs { reps } => {
             let universe = heist_mpi::initialize().unwrap_or_else(|e| die(&e.to_string()));
             costs::main(&universe.world(), reps);

@@ -49,7 +49,11 @@ pub struct Costs {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
+    /// heist-mpi: forward, home after min(P − 1, 2·log2 P + 2) forwards.
     Forward,
+    /// The thesis's rule on one node: home after P − 1 forwards.
+    ForwardAll,
+    /// Random polling with refusals (UTS-MPI).
     Refuse,
 }
 
@@ -63,6 +67,7 @@ pub struct Params {
     pub spin: bool,
     pub poll_ns: f64,
     pub max_hops: u32,
+    pub seed: u64,
 }
 
 #[derive(Clone)]
@@ -332,7 +337,7 @@ impl Sim<'_> {
                     } else {
                         match self.p.policy {
                             Policy::Refuse => now = self.send(r, thief, now, Kind::Nack),
-                            Policy::Forward => {
+                            Policy::Forward | Policy::ForwardAll => {
                                 let home = hops + 1 >= self.p.max_hops || self.p.ranks <= 2;
                                 let (to, hops) = if home {
                                     (thief, hops)
@@ -472,7 +477,7 @@ pub fn simulate(tree: &SimTree, nodes: u64, c: Costs, p: Params) -> Outcome {
         p,
         ranks,
         events: BinaryHeap::new(),
-        rng: 0x9E37_79B9_7F4A_7C15,
+        rng: 0x9E37_79B9_7F4A_7C15 ^ p.seed.wrapping_mul(0xD1B5_4A32_D192_ED03),
         snooze: snooze_offsets(),
         live: 1,
         last_done: 0,
@@ -566,8 +571,11 @@ fn costs_from(path: Option<&str>) -> Costs {
     c
 }
 
-pub fn main(costs: Option<&str>, ranks: &str, tree: &str) {
-    let c = costs_from(costs);
+pub fn main(costs: Option<&str>, node_ns: Option<f64>, seed: u64, ranks: &str, tree: &str) {
+    let mut c = costs_from(costs);
+    if let Some(n) = node_ns {
+        c.node_ns = n;
+    }
     let params = match tree {
         "T1XXL" => "-t 1 -a 3 -d 15 -b 4 -r 19",
         "T1L" => "-t 1 -a 3 -d 13 -b 4 -r 29",
@@ -603,7 +611,7 @@ pub fn main(costs: Option<&str>, ranks: &str, tree: &str) {
     {
         let log = 32 - (p.max(1) as u32).leading_zeros();
         for (latency, bandwidth) in [(10_000.0, 1.25), (2_000.0, 12.5)] {
-            for policy in [Policy::Forward, Policy::Refuse] {
+            for policy in [Policy::Forward, Policy::ForwardAll, Policy::Refuse] {
                 for spin in [false, true] {
                     let params = Params {
                         ranks: p,
@@ -612,14 +620,22 @@ pub fn main(costs: Option<&str>, ranks: &str, tree: &str) {
                         policy,
                         spin,
                         poll_ns: 25_000.0,
-                        max_hops: ((p as u32).saturating_sub(1)).clamp(1, 2 * log + 2),
+                        max_hops: match policy {
+                            Policy::ForwardAll => (p as u32 - 1).max(1),
+                            _ => ((p as u32).saturating_sub(1)).clamp(1, 2 * log + 2),
+                        },
+                        seed,
                     };
                     let o = simulate(&st, nodes, c, params);
                     println!(
                         "{:>6} {:>6}us {:>8} {:>6} {:>9.4} {:>8.3} {:>11} {:>11} {:>9} {:>11} {:>7.1}",
                         p,
                         latency / 1e3,
-                        format!("{policy:?}").to_lowercase(),
+                        match policy {
+                            Policy::Forward => "forward",
+                            Policy::ForwardAll => "fwd-all",
+                            Policy::Refuse => "refuse",
+                        },
                         if spin { "spin" } else { "snooze" },
                         o.time_s,
                         o.efficiency,
