@@ -17,4 +17,4 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 echo "test-mpi: $(mpirun --version | head -1)"
-cargo test --release --workspace "$@"
+cargo test --profile ci --workspace "$@"
