@@ -14,10 +14,11 @@
 //!   with `spin`, as soon as a message arrives (one rank per core, polling);
 //! - **messages**: the sender and the receiver each pay the measured per-message
 //!   overhead and per-byte copy; the network adds its latency and bytes / bandwidth;
-//! - **policies**: `forward` (heist-mpi: a rank without spare work forwards the request
-//!   to a random rank, home after `max_hops`, the thief backs off 40 µs · 2^misses) and
-//!   `refuse` (UTS-MPI's random polling: the victim answers "none" and the thief asks the
-//!   next random victim at once);
+//! - **policies**: `fwd-all` (heist-mpi: a rank without spare work forwards the request
+//!   to a random rank, home after P − 1 forwards, the thief backs off 40 µs, doubling per miss up to 1.28 ms),
+//!   `forward` (the same, home after min(P − 1, 2·log2 P + 2) forwards) and `refuse`
+//!   (UTS-MPI's random polling: the victim answers "none" and the thief asks the next
+//!   random victim at once);
 //! - **the end**: from the last task, four waves (two to detect, two to quiesce), each
 //!   an all-reduce of 2·log2(P) message latencies after every rank's next look, then the
 //!   result up a tree and back (2·log2(P) latencies).
@@ -49,9 +50,9 @@ pub struct Costs {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
-    /// heist-mpi: forward, home after min(P − 1, 2·log2 P + 2) forwards.
+    /// Forward, home after min(P − 1, 2·log2 P + 2) forwards (heist-mpi's first default).
     Forward,
-    /// The thesis's rule on one node: home after P − 1 forwards.
+    /// Forward, home after P − 1 forwards: the thesis's rule and heist-mpi's default.
     ForwardAll,
     /// Random polling with refusals (UTS-MPI).
     Refuse,
