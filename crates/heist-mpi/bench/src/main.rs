@@ -56,6 +56,10 @@ enum Cmd {
         /// One JSON object per line instead of the table.
         #[arg(long)]
         json: bool,
+        /// Run the same task bodies with heist's one-node `Pool::reduce_tasks` on each
+        /// rank instead (the one-node baseline; uts, nqueens and pi).
+        #[arg(long)]
+        local: bool,
     },
     /// Measure the model's inputs under mpirun -np 2: one-way message time by size,
     /// an empty probe, a task's encoded size.
@@ -105,6 +109,7 @@ fn main() {
             split,
             max_hops,
             json,
+            local,
         } => {
             let universe = heist_mpi::initialize().unwrap_or_else(|e| die(&e.to_string()));
             let world = universe.world();
@@ -127,6 +132,7 @@ fn main() {
                 json,
                 kernel: kernel.clone(),
                 workers,
+                local,
             };
             // `uts:T1XS,nqueens:9` runs several kernels, each with its size.
             for part in kernel.split(',') {
@@ -159,6 +165,7 @@ struct Opts<'a> {
     json: bool,
     kernel: String,
     workers: usize,
+    local: bool,
 }
 
 impl Opts<'_> {
@@ -171,7 +178,19 @@ impl Opts<'_> {
     }
 }
 
+/// A one-node run's value as an outcome (no bound, no counters).
+fn local<R>(value: R) -> Result<Outcome<R>, heist_mpi::Error> {
+    Ok(Outcome {
+        value,
+        bound: i64::MIN,
+        report: Report::default(),
+    })
+}
+
 fn run(o: &Opts, kernel: &str, size: Option<&str>) {
+    if o.local && kernel == "knapsack" {
+        die("--local: knapsack's one-node bound is heist-bench's own kernel");
+    }
     match kernel {
         "uts" => {
             let size = size.unwrap_or("T3L");
@@ -182,10 +201,15 @@ fn run(o: &Opts, kernel: &str, size: Option<&str>) {
                 size,
                 || (tree.root_state(), 0u32),
                 |r| {
-                    o.reducer()
-                        .run(r, kernels::UtsCounts::default, kernels::uts_op, |ctx, t| {
+                    let (id, op) = (kernels::UtsCounts::default, kernels::uts_op);
+                    if o.local {
+                        return local(o.pool.reduce_tasks(r, id, op, |ctx, t| {
                             kernels::uts_task(tree, t, |c| ctx.push(c))
-                        })
+                        }));
+                    }
+                    o.reducer().run(r, id, op, |ctx, t| {
+                        kernels::uts_task(tree, t, |c| ctx.push(c))
+                    })
                 },
                 |out| kernels::uts_check(out.value, nodes, leaves, depth),
             );
@@ -198,12 +222,15 @@ fn run(o: &Opts, kernel: &str, size: Option<&str>) {
                 size,
                 || (0u32, [0u8; heist_bench::kernels::nqueens::MAX_N]),
                 |r| {
-                    o.reducer().run(
-                        r,
-                        || 0u64,
-                        |a, b| a + b,
-                        |ctx, t| kernels::queens_task(n, t, |c| ctx.push(c)),
-                    )
+                    let (id, op) = (|| 0u64, |a, b| a + b);
+                    if o.local {
+                        return local(o.pool.reduce_tasks(r, id, op, |ctx, t| {
+                            kernels::queens_task(n, t, |c| ctx.push(c))
+                        }));
+                    }
+                    o.reducer().run(r, id, op, |ctx, t| {
+                        kernels::queens_task(n, t, |c| ctx.push(c))
+                    })
                 },
                 |out| kernels::queens_check(n, out.value),
             );
@@ -254,12 +281,16 @@ fn run(o: &Opts, kernel: &str, size: Option<&str>) {
                 size,
                 kernels::pi_root,
                 |r| {
-                    o.reducer().run(
-                        r,
-                        || (0.0, 0u64),
-                        |a, b| (a.0 + b.0, a.1 + b.1),
-                        |ctx, s| kernels::pi_task(tol, s, |c| ctx.push(c)),
-                    )
+                    let id = || (0.0, 0u64);
+                    let op = |a: (f64, u64), b: (f64, u64)| (a.0 + b.0, a.1 + b.1);
+                    if o.local {
+                        return local(o.pool.reduce_tasks(r, id, op, |ctx, s| {
+                            kernels::pi_task(tol, s, |c| ctx.push(c))
+                        }));
+                    }
+                    o.reducer().run(r, id, op, |ctx, s| {
+                        kernels::pi_task(tol, s, |c| ctx.push(c))
+                    })
                 },
                 |out| kernels::pi_check(out.value, want),
             );
