@@ -6,8 +6,8 @@
 //! each rank runs its tasks on its own heist pool with heist's one-node
 //! [`heist::Worker::reduce_tasks`], and a rank that runs dry sends a steal request to a
 //! random rank. A rank without work to spare forwards the request to another random rank
-//! instead of refusing it (§3.3); after a few forwards it returns to its thief, which
-//! waits a little and asks again. A rank with work answers with a batch of tasks: half
+//! instead of refusing it (§3.3); once it has been forwarded P − 1 times it returns to
+//! its thief, which waits a little and asks again. A rank with work answers with a batch of tasks: half
 //! of what it holds, taken alternately from the oldest (or one task, or the thesis's
 //! adaptive switch between the two, [`Split`]). Requests and answers are polled at task
 //! boundaries by whichever worker of the rank comes by (no thread spins on MPI), and an

@@ -44,7 +44,7 @@ enum Cmd {
         /// Workers of each rank's heist pool.
         #[arg(long, default_value_t = 1)]
         workers: usize,
-        /// Timed runs after one warm-up.
+        /// Timed runs after one warm-up (0: a single run, timed, no warm-up).
         #[arg(long, default_value_t = 3)]
         runs: usize,
         /// half, one or adaptive.
@@ -324,7 +324,8 @@ fn measure<T, R>(
             die(&format!("{} {size} WRONG on rank {rank}: {e}", o.kernel));
         }
         let reports = gather(world, &out.report);
-        if i > 0 {
+        // The first run warms up, unless it is the only one (`--runs 0`).
+        if i > 0 || o.runs == 0 {
             rows.push((time, checked, reports));
         }
     }
