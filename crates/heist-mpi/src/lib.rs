@@ -55,6 +55,8 @@ mod manager;
 mod node;
 mod rank;
 mod raw;
+#[doc(hidden)]
+pub mod testing;
 mod wire;
 
 pub use node::Ctx;

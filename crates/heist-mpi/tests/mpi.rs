@@ -3,8 +3,7 @@
 //! rank to report success. Run through scripts/test-mpi.sh (which installs nothing and
 //! skips where MPI is missing).
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The transports: Open MPI's shared-memory BTL, and TCP (on loopback here).
 const SHM: &str = "self,vader";
@@ -13,40 +12,9 @@ const TCP: &str = "self,tcp";
 /// Runs `heist-mpi-check ARGS` on `np` ranks over `btl`; fails unless it exits 0 within
 /// `limit` with one `ok` line per rank and `lines` such lines in all.
 fn mpirun(np: usize, btl: &str, args: &[&str], lines: usize, limit: Duration) -> String {
-    let mut cmd = Command::new("mpirun");
-    cmd.args([
-        "-np",
-        &np.to_string(),
-        "--oversubscribe",
-        "--mca",
-        "btl",
-        btl,
-    ])
-    .arg(env!("CARGO_BIN_EXE_heist-mpi-check"))
-    .args(args)
-    .envs(heist_mpi::ALLOW_RUN_AS_ROOT)
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .expect("mpirun runs (scripts/install-mpi.sh installs it)");
-    let start = Instant::now();
-    loop {
-        if child.try_wait().expect("waiting for mpirun").is_some() {
-            break;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().expect("mpirun's output");
-            panic!(
-                "np={np} {btl} {args:?}: no end within {limit:?}\n{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("mpirun's output");
+    let exe = env!("CARGO_BIN_EXE_heist-mpi-check");
+    let out =
+        heist_mpi::testing::mpirun(np, btl, exe, args, limit).unwrap_or_else(|e| panic!("{e}"));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -14,6 +14,7 @@
 mod costs;
 mod kernels;
 mod model;
+mod sim;
 
 use clap::{Parser, Subcommand};
 use heist_mpi::{Outcome, Reducer, Report, Split};

@@ -2,44 +2,16 @@
 //! (oversubscribed on 2 cores), with 1 and 2 workers per rank, over shared memory and
 //! TCP loopback; each launch under a timeout. Small sizes: this checks answers, not speed.
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const KERNELS: &str = "uts:T1XS,nqueens:9,knapsack:28,pi:1e-10";
 
 fn launch(np: usize, workers: usize, btl: &str) {
-    let mut child = Command::new("mpirun")
-        .args([
-            "-np",
-            &np.to_string(),
-            "--oversubscribe",
-            "--mca",
-            "btl",
-            btl,
-        ])
-        .arg(env!("CARGO_BIN_EXE_heist-mpi-bench"))
-        .args([
-            "run",
-            KERNELS,
-            "--runs",
-            "1",
-            "--workers",
-            &workers.to_string(),
-        ])
-        .envs(heist_mpi::ALLOW_RUN_AS_ROOT)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("mpirun runs (scripts/install-mpi.sh installs it)");
-    let start = Instant::now();
-    while child.try_wait().expect("waiting for mpirun").is_none() {
-        if start.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("np={np} workers={workers} {btl}: no end within 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("mpirun's output");
+    let exe = env!("CARGO_BIN_EXE_heist-mpi-bench");
+    let w = workers.to_string();
+    let args = ["run", KERNELS, "--runs", "1", "--workers", &w];
+    let out = heist_mpi::testing::mpirun(np, btl, exe, &args, Duration::from_secs(120))
+        .unwrap_or_else(|e| panic!("{e}"));
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
