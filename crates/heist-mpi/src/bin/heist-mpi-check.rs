@@ -155,9 +155,14 @@ fn main() {
                 || 0u64,
                 |a, b| a + b,
                 |ctx, n| {
-                    // Enough tasks that every rank gets some before the panic.
                     if ctx.rank() == bad && n.depth >= 6 {
                         panic!("task {} failed on purpose", n.id);
+                    }
+                    // Slow elsewhere, so that the other ranks cannot finish the tree
+                    // before work reaches `bad` (a first TCP message can take tens of
+                    // milliseconds to connect); the failure ends the run early.
+                    if ctx.rank() != bad && n.depth >= 4 {
+                        std::thread::sleep(std::time::Duration::from_micros(50));
                     }
                     for c in children(n, 7) {
                         ctx.push(c);
