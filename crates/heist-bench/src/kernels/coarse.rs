@@ -15,6 +15,7 @@
 //! - `coarse-detached`: `k - 1` detached tasks, one computed, then the barrier;
 //! - `coarse-nested`: a join of two loops of `k` tasks each.
 
+use super::par_loop::par_versions;
 use super::work::spin;
 use crate::bench::{parse_size, verify, whole, Bench, Instance, Sizes};
 use crate::fork::Fork;
@@ -246,40 +247,38 @@ fn on_loops(rt: &Runtime, ranges: &[(u64, u64)], t: f64, tally: &Tally) {
         RuntimeKind::Seq => ranges
             .iter()
             .for_each(|&(lo, hi)| (lo..hi).for_each(|i| task(t, tally, i))),
-        RuntimeKind::Rayon => rt.install(|| rayon_loops(ranges, t, tally)),
-        _ if rt.heist_pool().is_some() => rt.install(|| heist_loops(ranges, t, tally)),
+        RuntimeKind::Rayon => rt.install(|| {
+            let one = |lo, hi| one_loop::rayon(lo, hi, t, tally);
+            joined(ranges, &one, |a, b| {
+                rayon::join(a, b);
+            })
+        }),
+        _ if rt.heist_pool().is_some() => rt.install(|| {
+            let one = |lo, hi| one_loop::heist(lo, hi, t, tally);
+            joined(ranges, &one, |a, b| {
+                heist::join(a, b);
+            })
+        }),
         kind => panic!("coarse loops do not run on {kind}"),
     }
 }
 
-fn heist_loops(ranges: &[(u64, u64)], t: f64, tally: &Tally) {
-    use heist::prelude::*;
-    let one = |(lo, hi): (u64, u64)| {
-        (lo as usize..hi as usize)
-            .into_par_iter()
-            .for_each(|i| task(t, tally, i as u64))
-    };
-    match ranges {
-        [r] => one(*r),
-        [a, b] => {
-            heist::join(|| one(*a), || one(*b));
-        }
+/// Runs `one` on the one range, or on the two joined by `join`.
+fn joined(
+    ranges: &[(u64, u64)],
+    one: &(dyn Fn(u64, u64) + Sync),
+    join: impl FnOnce(&(dyn Fn() + Sync), &(dyn Fn() + Sync)),
+) {
+    match *ranges {
+        [(lo, hi)] => one(lo, hi),
+        [(a, b), (c, d)] => join(&|| one(a, b), &|| one(c, d)),
         _ => unreachable!("one or two loops"),
     }
 }
 
-fn rayon_loops(ranges: &[(u64, u64)], t: f64, tally: &Tally) {
-    use rayon::prelude::*;
-    let one = |(lo, hi): (u64, u64)| {
-        (lo as usize..hi as usize)
-            .into_par_iter()
-            .for_each(|i| task(t, tally, i as u64))
-    };
-    match ranges {
-        [r] => one(*r),
-        [a, b] => {
-            rayon::join(|| one(*a), || one(*b));
-        }
-        _ => unreachable!("one or two loops"),
-    }
-}
+// One loop over `usize` (what users write), against heist's and rayon's preludes.
+par_versions!(one_loop, |lo: u64, hi: u64, t: f64, tally: &Tally| -> () {
+    (lo as usize..hi as usize)
+        .into_par_iter()
+        .for_each(|i| task(t, tally, i as u64))
+});
