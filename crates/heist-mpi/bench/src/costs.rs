@@ -63,7 +63,7 @@ pub fn main(world: &SimpleCommunicator, reps: usize) {
     let me = mpi::topology::SimpleCommunicator::self_comm();
     for _ in 0..3 {
         let t0 = Instant::now();
-        let n = heist_bench::kernels::uts::count(heist_bench::fork::Seq, &t1).nodes;
+        let n = heist_bench::kernels::uts::count(heist_bench::fork::SEQ, &t1).nodes;
         assert_eq!(n, c.nodes);
         seq_ns = seq_ns.min(t0.elapsed().as_secs_f64() * 1e9 / n as f64);
         let t0 = Instant::now();
