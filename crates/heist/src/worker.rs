@@ -280,11 +280,9 @@ impl Worker {
         RA: Send,
         RB: Send,
     {
-        let Some(slot) = self.owner.fast_slot() else {
-            return self.join_gated(a, b);
-        };
-        // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and
-        // `fits::<B, RB>()` holds.
+        let slot = self.owner.join_slot();
+        // SAFETY: `slot` is the free slot at `head` (a spare one if the deque is full),
+        // not yet visible to thieves, and `fits::<B, RB>()` holds.
         unsafe { slot.put::<Worker, B, RB>(b) };
         if self.owner.advance(slot) {
             return self.join_pushed_slow::<A, B, RA, RB>(a, slot);
@@ -293,8 +291,9 @@ impl Worker {
     }
 
     /// The rest of a `join` whose push found the gate raised: the scheduler's slow push,
-    /// then `a` and the sync. Out of line, so that the fast path keeps no registers across
-    /// the slow push's call.
+    /// then `a` and the sync; or, if the push went to a spare slot because the deque is
+    /// full, `b` back out of it and both run here. Out of line, so that the fast path
+    /// keeps no registers across the slow push's call.
     #[cold]
     #[inline(never)]
     fn join_pushed_slow<A, B, RA, RB>(&self, a: A, slot: &Slot) -> (RA, RB)
@@ -304,27 +303,26 @@ impl Worker {
         RA: Send,
         RB: Send,
     {
+        if self.owner.is_spare(slot) {
+            // SAFETY: a spare slot is read by nobody but its owner (`Deque::head_index`),
+            // so it still holds the `B` just put.
+            let b = unsafe { slot.take::<B, RB>() };
+            self.owner.unpush_spare(slot);
+            return self.join_inline(a, b);
+        }
         self.push_slow();
         self.run_and_sync::<A, B, RA, RB>(a, slot)
     }
 
-    /// `join` with the deque full.
-    #[cold]
-    #[inline(never)]
-    fn join_gated<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    /// `join` with nowhere to push `b`: both run here, `a` first. The depth this adds
+    /// to the stack is the recursion the caller wrote.
+    fn join_inline<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
-        A: FnOnce(&Worker) -> RA + Send,
-        B: FnOnce(&Worker) -> RB + Send,
-        RA: Send,
-        RB: Send,
+        A: FnOnce(&Worker) -> RA,
+        B: FnOnce(&Worker) -> RB,
     {
-        match self.push_task_slow::<B, RB>(b) {
-            Ok(slot) => self.run_and_sync::<A, B, RA, RB>(a, slot),
-            Err(b) => {
-                let ra = a(self);
-                (ra, b(self))
-            }
-        }
+        let ra = a(self);
+        (ra, b(self))
     }
 
     /// Runs `a` with `slot` pushed, then syncs the slot, also when `a` unwinds.

@@ -141,3 +141,53 @@ fn full_deque_runs_tasks_inline() {
         }
     }
 }
+
+/// fib whose every level also opens a scope (a mark in the deque) with one spawn, so that
+/// the deque fills with tasks, marks and spawns in every order, and joins land on its
+/// spare slots with and without a mark below them.
+fn fib_marked(w: &Worker, n: u64, sum: &std::sync::atomic::AtomicU64) -> u64 {
+    use std::sync::atomic::Ordering::Relaxed;
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = w.scope(|s| {
+        s.spawn(move |_| {
+            sum.fetch_add(n, Relaxed);
+        });
+        w.join(|w| fib_marked(w, n - 1, sum), |w| fib_marked(w, n - 2, sum))
+    });
+    a + b
+}
+
+#[test]
+fn full_deque_with_marks_and_spawns_runs_every_task_once() {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    // The sum of n over the calls with n >= 2 of fib(16).
+    fn expected(n: u64) -> u64 {
+        if n < 2 {
+            0
+        } else {
+            n + expected(n - 1) + expected(n - 2)
+        }
+    }
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        for n in [1, 2, 3, 8] {
+            for cap in [1, 2, 3, 5] {
+                let pool = Pool::builder()
+                    .workers(n)
+                    .scheduler(s)
+                    .deque_capacity(cap)
+                    .build()
+                    .unwrap();
+                let sum = AtomicU64::new(0);
+                let r = pool.run(|w| fib_marked(w, 16, &sum));
+                assert_eq!(r, 987, "{s:?} {n} workers, {cap} slots");
+                assert_eq!(
+                    sum.load(Relaxed),
+                    expected(16),
+                    "{s:?} {n} workers, {cap} slots"
+                );
+            }
+        }
+    }
+}

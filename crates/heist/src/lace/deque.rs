@@ -41,6 +41,9 @@ const PROD: u64 = 1 << 63;
 const FLAGS: u64 = LOCK | PROD;
 /// `split` takes the 30 bits below the flags; capacities stay below `1 << 30`.
 const SPLIT_MASK: u32 = (1 << 30) - 1;
+/// Slots past the task slots: the mark's, and one for a `join` that finds a mark there
+/// (`Owner::join_slot`).
+const SPARES: usize = 2;
 
 fn pack(tail: u32, split: u32) -> u64 {
     u64::from(tail) | (u64::from(split) << 32)
@@ -98,11 +101,13 @@ impl Deque {
     /// Where the gate words lie in a `Deque`, for [`Home::GATE_OFFSET`].
     pub(crate) const GATE_OFFSET: usize = offset_of!(Deque, gate) + offset_of!(Padded<Gate>, 0);
 
-    /// A deque of `capacity` slots (less than `u32::MAX`), and one more that only a scope's
-    /// mark may take (`Owner::mark_slot`), so that a full deque still takes one.
+    /// A deque of `capacity` slots (less than `u32::MAX`), and [`SPARES`] more: one that
+    /// only a scope's mark may keep (`Owner::mark_slot`), so that a full deque still takes
+    /// one, and room for the push of a `join` that finds the deque full
+    /// (`Owner::join_slot`).
     pub(crate) fn new(capacity: usize) -> Deque {
         assert!(capacity < SPLIT_MASK as usize);
-        let slots: Box<[Slot]> = (0..=capacity).map(|_| Slot::new()).collect();
+        let slots: Box<[Slot]> = (0..capacity + SPARES).map(|_| Slot::new()).collect();
         let start = slots.as_ptr() as *mut Slot;
         Deque {
             ts: Padded(AtomicU64::new(0)),
@@ -122,7 +127,7 @@ impl Deque {
         self.slots.as_ptr() as *mut Slot
     }
 
-    /// One past the end of the slot array, the mark's slot included.
+    /// One past the end of the slot array, the spare slots included.
     fn end(&self) -> *mut Slot {
         // SAFETY: one past the end of the slot array.
         unsafe { self.start().add(self.slots.len()) }
@@ -174,10 +179,13 @@ impl Deque {
         !self.allstolen.load(Relaxed) && tail < split
     }
 
-    /// The owner's `head`, as an index.
+    /// The owner's `head`, as an index, at most the first spare slot's: a task in a
+    /// spare slot is about to go back to its `join` (`Owner::join_slot`), and a mark there
+    /// is nothing to run, so a lifeline reaches neither.
     fn head_index(&self) -> u32 {
         let head = self.gate.0.head.load(Acquire);
-        ((head.addr() - self.start().addr()) / mem::size_of::<Slot>()) as u32
+        let index = (head.addr() - self.start().addr()) / mem::size_of::<Slot>();
+        index.min(self.slots.len() - SPARES) as u32
     }
 
     /// Whether the owner holds private tasks and nothing is shared (a hint, for a
@@ -341,7 +349,7 @@ impl<H: Home> Owner<H> {
         dq.gate.0.head.store(base, Relaxed);
         Owner {
             o_split: Cell::new(base),
-            end: dq.end().wrapping_sub(1),
+            end: dq.end().wrapping_sub(SPARES),
             base,
             o_allstolen: Cell::new(true),
             o_spawn_top: Cell::new(base),
@@ -449,6 +457,38 @@ impl<H: Home> Owner<H> {
         (head < self.end).then(|| unsafe { &*head })
     }
 
+    /// The slot a `join`'s push writes: `head`, without a look at the end. `head` is at
+    /// most one past the mark's slot, so this is a slot of the array: a spare one if the
+    /// deque is full. `advance` then reports slow-path work, and the `join` takes its
+    /// task back out of a spare slot (`is_spare`) and runs it inline; no one else reads a
+    /// spare slot (`Deque::head_index`). One compare less on `join`'s path than
+    /// `fast_slot`.
+    #[inline(always)]
+    pub(crate) fn join_slot(&self) -> &Slot {
+        let head = self.head();
+        debug_assert!(head <= self.end.wrapping_add(1));
+        // SAFETY: `head <= end + 1` (pushes through `fast_slot` and `next_slot` stop at
+        // `end`, `mark_slot` at `end + 1`, and a `join` that wrote a spare slot puts
+        // `head` back), and the array holds `SPARES` = 2 slots from `end` on.
+        unsafe { &*head }
+    }
+
+    /// Whether `slot` is a spare slot, past the task slots (see `join_slot`).
+    #[inline]
+    pub(crate) fn is_spare(&self, slot: &Slot) -> bool {
+        (slot as *const Slot) >= self.end
+    }
+
+    /// Puts `head` back at `slot` after a `join` took its task back out of that spare
+    /// slot: the push is undone.
+    pub(crate) fn unpush_spare(&self, slot: &Slot) {
+        debug_assert!(self.is_spare(slot));
+        self.gate().head.store(
+            Self::slot_ptr((slot as *const Slot).addr()).cast_mut(),
+            Release,
+        );
+    }
+
     /// Completes a fast-path push of `slot`, the one `fast_slot` returned: publishes
     /// `head`, then looks at the gate. True if the push has slow-path work (the deque was
     /// all stolen, or the gate is raised). `head` is set from `slot` rather than reloaded,
@@ -501,22 +541,32 @@ impl<H: Home> Owner<H> {
     pub(crate) fn try_pop_private(&self, top: &Slot) -> bool {
         let top = top as *const Slot;
         let gate = self.gate();
-        let head = gate.head.load(Relaxed);
+        #[cfg(debug_assertions)]
+        let head = gate.head.load(Relaxed).cast_const();
         gate.head
             .store(Self::slot_ptr(top.addr()).cast_mut(), Relaxed);
         light_fence();
         if top >= gate.floor.load(Relaxed).cast_const() {
-            debug_assert_eq!(head.cast_const(), top.wrapping_add(1));
+            #[cfg(debug_assertions)]
+            assert_eq!(head, top.wrapping_add(1));
             return true;
         }
-        self.restore_head(head);
+        let _restored = self.restore_head(top);
+        #[cfg(debug_assertions)]
+        assert_eq!(head, _restored, "heist: a failed pop puts head back");
         false
     }
 
-    /// Puts `head` back after a fast pop that found the gate down.
+    /// Puts `head` back after a fast pop of `top` that found the gate down, where it
+    /// stood: above `top`, and above the spawned tasks over it, if any. Nothing else lies
+    /// over a popped slot: joins and scopes above it have ended, and promises stay inside
+    /// their scope. Recomputed rather than loaded before the pop, which keeps a load off
+    /// every `join`.
     #[cold]
-    fn restore_head(&self, head: *mut Slot) {
-        self.gate().head.store(head, Relaxed);
+    fn restore_head(&self, top: *const Slot) -> *const Slot {
+        let head = Self::slot_ptr(top.addr() + mem::size_of::<Slot>()).max(self.o_spawn_top.get());
+        self.gate().head.store(head.cast_mut(), Relaxed);
+        head
     }
 
     /// Undoes a fast pop of `top` that found the gate down.
