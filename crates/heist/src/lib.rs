@@ -89,6 +89,149 @@
 //! # Ok::<(), heist::BuildError>(())
 //! ```
 //!
+//! # Promises
+//!
+//! [`Worker::promises`] opens a scope in which [`Promises::spawn`] starts a task and
+//! returns a [`Promise`], its handle: the thesis's futures, named so as not to clash with
+//! `std::future::Future`. A promise is a slot of the spawner's deque, like `join`'s
+//! second branch, and stays on its stack unless a thief takes it. Handles are joined in
+//! any order; one not joined is finished when the scope ends.
+//!
+//! ```
+//! let pool = heist::Pool::builder().workers(2).build()?;
+//! let total = pool.run(|w| {
+//!     w.promises(|s| {
+//!         let evens = s.spawn(|_| (0..1000u64).filter(|x| x % 2 == 0).sum::<u64>());
+//!         let odds = s.spawn(|_| (0..1000u64).filter(|x| x % 2 == 1).sum::<u64>());
+//!         odds.join() + evens.join()
+//!     })
+//! });
+//! assert_eq!(total, 499_500);
+//! # Ok::<(), heist::BuildError>(())
+//! ```
+//!
+//! # Detached tasks and the barrier
+//!
+//! [`Pool::spawn_detached`] (and [`Worker::spawn_detached`] on a worker) starts a
+//! `'static` task with no handle; [`Pool::barrier`] waits for every detached task spawned
+//! before it, and for those they spawned, then re-raises the first panic among them.
+//! Under relay, a barrier called from outside the pool or at the root of [`Pool::run`] is
+//! answered by termination detection from the steal requests (thesis §4.2).
+//!
+//! ```
+//! use std::sync::atomic::{AtomicU64, Ordering};
+//! use std::sync::Arc;
+//!
+//! let pool = heist::Pool::builder().workers(2).build()?;
+//! let sum = Arc::new(AtomicU64::new(0));
+//! for i in 1..=10 {
+//!     let sum = Arc::clone(&sum);
+//!     pool.spawn_detached(move |w| {
+//!         // A detached task may spawn more; the barrier waits for those too.
+//!         let more = Arc::clone(&sum);
+//!         w.spawn_detached(move |_| {
+//!             more.fetch_add(i, Ordering::Relaxed);
+//!         });
+//!         sum.fetch_add(i, Ordering::Relaxed);
+//!     });
+//! }
+//! pool.barrier();
+//! assert_eq!(sum.load(Ordering::Relaxed), 110);
+//! # Ok::<(), heist::BuildError>(())
+//! ```
+//!
+//! # Reductions over tasks
+//!
+//! [`Pool::reduce_tasks`] (and [`Worker::reduce_tasks`]) runs a tree of tasks that push
+//! tasks through their [`ReduceCtx`] and never wait, after Blaze-Tasks: each worker
+//! folds the results of the tasks it runs into its own accumulator (`identity` runs at
+//! most once per worker), and the accumulators are combined at the end. `op` must be
+//! associative and commutative; the folding order is unspecified.
+//!
+//! ```
+//! // The number of binary strings of length 16 with no two adjacent ones (Fibonacci):
+//! // a task is a prefix (its length and whether it ends in a one).
+//! let pool = heist::Pool::builder().workers(2).build()?;
+//! let count = pool.reduce_tasks((0u32, false), || 0u64, |a, b| a + b, |ctx, (len, one)| {
+//!     if len == 16 {
+//!         return 1;
+//!     }
+//!     ctx.push((len + 1, false));
+//!     if !one {
+//!         ctx.push((len + 1, true));
+//!     }
+//!     0
+//! });
+//! assert_eq!(count, 2584);
+//! # Ok::<(), heist::BuildError>(())
+//! ```
+//!
+//! # Teams
+//!
+//! [`Pool::team`] (and [`Worker::team`]) runs one body on `r` workers at once and returns
+//! the results by rank, after Wimmer and Träff's deterministic team building; the caller
+//! is rank 0 and the bodies may borrow its stack. A [`Team`] gives its rank, its size
+//! and a barrier. [`Pool::try_team`] returns a [`TeamError`] for a team of no workers or
+//! one larger than the pool.
+//!
+//! ```
+//! let pool = heist::Pool::builder().workers(2).build()?;
+//! let data: Vec<u64> = (1..=1000).collect();
+//! let halves = pool.team(2, |t| {
+//!     let chunk = data.len() / t.size();
+//!     let mine: u64 = data[t.rank() * chunk..(t.rank() + 1) * chunk].iter().sum();
+//!     t.barrier();
+//!     mine
+//! });
+//! assert_eq!(halves.iter().sum::<u64>(), 500_500);
+//! assert!(pool.try_team(3, |t| t.rank()).is_err());
+//! # Ok::<(), heist::BuildError>(())
+//! ```
+//!
+//! # Choosing the scheduler: `HEIST_SCHEDULER`
+//!
+//! [`PoolBuilder::scheduler`] picks [`Scheduler::Lace`] or [`Scheduler::Relay`]. A
+//! builder not given one, and the global pool, read `HEIST_SCHEDULER` (`lace` or
+//! `relay`; Lace if unset), so that a program runs under either without a change. The
+//! global pool's size comes from `HEIST_WORKERS` (all cores if unset). A bad value is an
+//! error that names the variable.
+//!
+//! ```
+//! use heist::{Pool, Scheduler};
+//!
+//! let relay = Pool::builder().workers(2).scheduler(Scheduler::Relay).build()?;
+//! assert_eq!(relay.scheduler(), Scheduler::Relay);
+//!
+//! // What `HEIST_SCHEDULER=relay cargo run` does for every pool built without a scheduler.
+//! std::env::set_var("HEIST_SCHEDULER", "relay");
+//! assert_eq!(Pool::builder().workers(2).build()?.scheduler(), Scheduler::Relay);
+//!
+//! std::env::set_var("HEIST_SCHEDULER", "fifo");
+//! let err = Pool::builder().workers(2).build().err().unwrap();
+//! assert!(err.to_string().contains("HEIST_SCHEDULER"));
+//! # Ok::<(), heist::BuildError>(())
+//! ```
+//!
+//! # Cargo features
+//!
+//! All are off by default.
+//!
+//! - `stats`: per-worker event counters (steals, leaps, splits, sleeps, ...), read with
+//!   [`Pool::stats`]; [`STATS_ENABLED`] says whether the build counts. Zero cost when off.
+//! - `hashbrown`: `par_iter` over hashbrown's `HashTable`, split by bucket ranges.
+//! - `either`: [`iter::Either`] is the `either` crate's type (as rayon's is) instead of
+//!   heist's own.
+//!
+//! ```
+//! let pool = heist::Pool::builder().workers(2).build()?;
+//! pool.run(|w| w.join(|_| (), |_| ()));
+//! let steals: u64 = pool.stats().iter().map(|s| s.steals).sum();
+//! if !heist::STATS_ENABLED {
+//!     assert_eq!(steals, 0); // without `stats`, every counter stays zero
+//! }
+//! # Ok::<(), heist::BuildError>(())
+//! ```
+//!
 //! # Panics
 //!
 //! A panic in a task reaches whoever joins it (after the sibling task has finished), and
@@ -200,3 +343,8 @@ where
 {
     pool::global_or_panic().run(|w| w.join(|_| a(), |_| b()))
 }
+
+/// README.md's code blocks, compiled and run as doc tests (`cargo test --doc`).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+mod readme {}

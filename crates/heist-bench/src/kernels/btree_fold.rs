@@ -2,7 +2,7 @@
 //! tree in place; rayon first copies every entry's references into a `Vec`. The body is
 //! hash-fold's.
 
-use super::hash_fold::entry;
+use super::hash_fold::{entry, map_fold};
 use super::par_loop::{self, equal, mix, orx, par_versions, LoopInstance};
 use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
@@ -44,21 +44,4 @@ impl Bench for BTreeFold {
     }
 }
 
-fn seq(m: &BTreeMap<u64, u64>) -> Wrapping<u64> {
-    m.iter().map(|(&k, &v)| entry(k, v)).sum()
-}
-
-par_versions!(par, |m: &BTreeMap<u64, u64>| -> Wrapping<u64> {
-    m.par_iter().map(|(&k, &v)| entry(k, v)).sum()
-});
-
-/// orx has no parallel map: its generic path over any iterator (`iter_into_par`).
-fn run(rt: &Runtime, m: &BTreeMap<u64, u64>) -> Wrapping<u64> {
-    par_loop::on_all(
-        rt,
-        || seq(m),
-        || par::heist(m),
-        || par::rayon(m),
-        orx!(|t| { par_loop::orx_iter_sum(m.iter(), t, |(&k, &v)| entry(k, v)) }),
-    )
-}
+map_fold!(BTreeMap<u64, u64>);

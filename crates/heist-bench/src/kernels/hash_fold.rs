@@ -51,21 +51,30 @@ pub(crate) fn entry(k: u64, v: u64) -> Wrapping<u64> {
     Wrapping(x)
 }
 
-fn seq(m: &HashMap<u64, u64>) -> Wrapping<u64> {
-    m.iter().map(|(&k, &v)| entry(k, v)).sum()
-}
+/// The fold of [`entry`] over a map of type `$map` (hash-fold's and btree-fold's): its
+/// sequential version `seq`, its parallel versions `par` and `run` on any runtime. orx
+/// has no parallel map: it runs its generic path over any iterator (`iter_into_par`).
+macro_rules! map_fold {
+    ($map:ty) => {
+        fn seq(m: &$map) -> Wrapping<u64> {
+            m.iter().map(|(&k, &v)| entry(k, v)).sum()
+        }
 
-par_versions!(par, |m: &HashMap<u64, u64>| -> Wrapping<u64> {
-    m.par_iter().map(|(&k, &v)| entry(k, v)).sum()
-});
+        par_versions!(par, |m: &$map| -> Wrapping<u64> {
+            m.par_iter().map(|(&k, &v)| entry(k, v)).sum()
+        });
 
-/// orx has no parallel map: its generic path over any iterator (`iter_into_par`).
-fn run(rt: &Runtime, m: &HashMap<u64, u64>) -> Wrapping<u64> {
-    par_loop::on_all(
-        rt,
-        || seq(m),
-        || par::heist(m),
-        || par::rayon(m),
-        orx!(|t| { par_loop::orx_iter_sum(m.iter(), t, |(&k, &v)| entry(k, v)) }),
-    )
+        fn run(rt: &Runtime, m: &$map) -> Wrapping<u64> {
+            par_loop::on_all(
+                rt,
+                || seq(m),
+                || par::heist(m),
+                || par::rayon(m),
+                orx!(|t| { par_loop::orx_iter_sum(m.iter(), t, |(&k, &v)| entry(k, v)) }),
+            )
+        }
+    };
 }
+pub(crate) use map_fold;
+
+map_fold!(HashMap<u64, u64>);

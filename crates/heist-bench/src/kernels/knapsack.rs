@@ -50,18 +50,21 @@ struct Item {
     value: u64,
 }
 
-struct KnapsackRun {
+/// A task: the next item, the capacity left and the value so far.
+pub type Task = (usize, u64, u64);
+
+/// A seeded instance (heist-mpi's driver solves the same ones).
+pub struct Problem {
     /// By value per weight, best first.
     items: Vec<Item>,
-    capacity: u64,
-    best: AtomicU64,
+    /// What the knapsack holds.
+    pub capacity: u64,
 }
 
-impl KnapsackRun {
+impl Problem {
     /// `n` items with weights in 1..=1000 and values of weight + 100 (Pisinger's strongly
     /// correlated instances, on which the bound is weak); capacity half the total weight.
-    /// Also returns the best value, by dynamic programming.
-    fn seeded(n: usize) -> (Self, u64) {
+    pub fn seeded(n: usize) -> Problem {
         let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ n as u64;
         let mut next = move |m: u64| {
             seed ^= seed << 13;
@@ -81,32 +84,115 @@ impl KnapsackRun {
         // Ratio order, compared exactly: v1/w1 > v2/w2 ⇔ v1·w2 > v2·w1.
         items.sort_by(|a, b| (b.value * a.weight).cmp(&(a.value * b.weight)));
         let capacity = items.iter().map(|i| i.weight).sum::<u64>() / 2;
-        let expected = best_by_dp(&items, capacity);
+        Problem { items, capacity }
+    }
+
+    /// The number of items.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether there are no items.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The first task: no item decided, the whole capacity left.
+    pub fn root(&self) -> Task {
+        (0, self.capacity, 0)
+    }
+
+    /// The best value by dynamic programming over capacities.
+    pub fn best_by_dp(&self) -> u64 {
+        let mut best = vec![0u64; self.capacity as usize + 1];
+        for it in &self.items {
+            let w = it.weight as usize;
+            for c in (w..best.len()).rev() {
+                best[c] = best[c].max(best[c - w] + it.value);
+            }
+        }
+        best[self.capacity as usize]
+    }
+
+    /// Whether the subtree at item `i` with `cap` left and `value` so far may beat the
+    /// best value found so far (`beats(bound)` says whether `bound` does); at a leaf,
+    /// hands `value` to `leaf`, which records it.
+    #[inline]
+    pub fn worth(
+        &self,
+        i: usize,
+        cap: u64,
+        value: u64,
+        beats: impl Fn(u64) -> bool,
+        leaf: impl Fn(u64),
+    ) -> bool {
+        let Some(it) = self.items.get(i) else {
+            leaf(value);
+            return false;
+        };
+        let bound = value + (cap * it.value).div_ceil(it.weight);
+        beats(bound)
+    }
+
+    /// The task body: pushes the skip branch and goes on with the take branch while the
+    /// subtree may beat the best (see [`Problem::worth`]); returns the value reached.
+    #[inline]
+    pub fn expand(
+        &self,
+        (mut i, mut cap, mut value): Task,
+        beats: impl Fn(u64) -> bool,
+        leaf: impl Fn(u64),
+        push: &mut impl FnMut(Task),
+    ) -> u64 {
+        while self.worth(i, cap, value, &beats, &leaf) {
+            let it = self.items[i];
+            if it.weight <= cap {
+                push((i + 1, cap, value));
+                cap -= it.weight;
+                value += it.value;
+            }
+            i += 1;
+        }
+        value
+    }
+}
+
+/// A run: the instance and the best value found so far, the bound every task reads.
+struct KnapsackRun {
+    problem: Problem,
+    best: AtomicU64,
+}
+
+impl KnapsackRun {
+    /// The run of [`Problem::seeded`]`(n)`, and its best value by dynamic programming.
+    fn seeded(n: usize) -> (Self, u64) {
+        let problem = Problem::seeded(n);
+        let expected = problem.best_by_dp();
         let run = KnapsackRun {
-            items,
-            capacity,
+            problem,
             best: AtomicU64::new(0),
         };
         (run, expected)
     }
 
-    /// Whether the subtree at item `i` with `cap` left and `value` so far may beat the
-    /// best value; at a leaf, records `value`.
+    /// Whether a bound beats the best value so far.
     #[inline]
-    fn worth(&self, i: usize, cap: u64, value: u64) -> bool {
-        let Some(it) = self.items.get(i) else {
-            self.best.fetch_max(value, Relaxed);
-            return false;
-        };
-        let bound = value + (cap * it.value).div_ceil(it.weight);
+    fn beats(&self, bound: u64) -> bool {
         bound > self.best.load(Relaxed)
     }
 
+    /// Records a leaf's value.
+    #[inline]
+    fn leaf(&self, value: u64) {
+        self.best.fetch_max(value, Relaxed);
+    }
+
     fn search<F: Fork>(&self, f: F, i: usize, cap: u64, value: u64) -> u64 {
-        if !self.worth(i, cap, value) {
+        let p = &self.problem;
+        if !p.worth(i, cap, value, |b| self.beats(b), |v| self.leaf(v)) {
             return value;
         }
-        let it = self.items[i];
+        let it = p.items[i];
         if it.weight > cap {
             return self.search(f, i + 1, cap, value);
         }
@@ -118,25 +204,12 @@ impl KnapsackRun {
     }
 }
 
-/// The best value by dynamic programming over capacities.
-fn best_by_dp(items: &[Item], capacity: u64) -> u64 {
-    let mut best = vec![0u64; capacity as usize + 1];
-    for it in items {
-        let w = it.weight as usize;
-        for c in (w..best.len()).rev() {
-            best[c] = best[c].max(best[c - w] + it.value);
-        }
-    }
-    best[capacity as usize]
-}
-
 impl Reduce for KnapsackRun {
-    /// The next item, the capacity left and the value so far.
-    type Task = (usize, u64, u64);
+    type Task = Task;
     type Out = u64;
 
-    fn root(&self) -> (usize, u64, u64) {
-        (0, self.capacity, 0)
+    fn root(&self) -> Task {
+        self.problem.root()
     }
 
     fn identity(&self) -> u64 {
@@ -147,25 +220,13 @@ impl Reduce for KnapsackRun {
         a.max(b)
     }
 
-    fn expand(
-        &self,
-        (mut i, mut cap, mut value): (usize, u64, u64),
-        push: &mut impl FnMut((usize, u64, u64)),
-    ) -> u64 {
-        while self.worth(i, cap, value) {
-            let it = self.items[i];
-            if it.weight <= cap {
-                push((i + 1, cap, value));
-                cap -= it.weight;
-                value += it.value;
-            }
-            i += 1;
-        }
-        value
+    fn expand(&self, t: Task, push: &mut impl FnMut(Task)) -> u64 {
+        self.problem
+            .expand(t, |b| self.beats(b), |v| self.leaf(v), push)
     }
 
     fn join<F: Fork>(&self, f: F) -> u64 {
-        self.search(f, 0, self.capacity, 0)
+        self.search(f, 0, self.problem.capacity, 0)
     }
 
     fn reset(&self) {
@@ -173,6 +234,6 @@ impl Reduce for KnapsackRun {
     }
 
     fn describe(&self) -> String {
-        format!("knapsack of {} items: best value", self.items.len())
+        format!("knapsack of {} items: best value", self.problem.len())
     }
 }

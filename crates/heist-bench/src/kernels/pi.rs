@@ -42,23 +42,50 @@ impl Bench for Pi {
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
-        let [tol] = crate::bench::parse_size("pi", size, [("tol", None)])?;
-        if !(tol > 0.0 && tol < 1.0) {
-            return Err(format!("pi: tolerance {tol} outside (0, 1)"));
-        }
-        let mut run = PiRun {
+        let tol = parse_tol(size)?;
+        Ok(Box::new(PiRun {
             tol,
-            expected: (0.0, 0),
+            expected: sequential(tol),
             result: None,
-        };
-        run.expected = run.join(fork::SEQ);
-        Ok(Box::new(run))
+        }))
     }
 }
 
+/// Parses pi's size: the tolerance, in (0, 1).
+pub fn parse_tol(size: &str) -> Result<f64, String> {
+    let [tol] = crate::bench::parse_size("pi", size, [("tol", None)])?;
+    if !(tol > 0.0 && tol < 1.0) {
+        return Err(format!("pi: tolerance {tol} outside (0, 1)"));
+    }
+    Ok(tol)
+}
+
+/// The sequential run at tolerance `tol`: the area (π/4) and the segment count.
+pub fn sequential(tol: f64) -> (f64, u64) {
+    integrate(fork::SEQ, tol, root())
+}
+
+/// Checks a run's area and segment count against the sequential run's `want`: the same
+/// count, and π within [`PI_TOLERANCE`] of the sequential run's and of π itself.
+pub fn check((area, segments): (f64, u64), want: (f64, u64)) -> Result<(), String> {
+    let (pi, want_pi) = (4.0 * area, 4.0 * want.0);
+    if segments != want.1 {
+        return Err(format!(
+            "pi: {segments} segments, the sequential run has {}",
+            want.1
+        ));
+    }
+    for (what, reference) in [("the sequential run", want_pi), ("π", std::f64::consts::PI)] {
+        if (pi - reference).abs() > PI_TOLERANCE {
+            return Err(format!("pi: {pi} differs from {what} ({reference})"));
+        }
+    }
+    Ok(())
+}
+
 /// A segment `[low, low + step]` and its trapezoid estimate.
-#[derive(Clone, Copy)]
-struct Segment {
+#[derive(Clone, Copy, serde::Serialize, serde::Deserialize)]
+pub struct Segment {
     low: f64,
     step: f64,
     area: f64,
@@ -79,35 +106,55 @@ struct PiRun {
     result: Option<(f64, u64)>,
 }
 
-impl PiRun {
-    /// The halves of `s`, if it must be split.
-    #[inline]
-    fn split(&self, s: Segment) -> Option<(Segment, Segment)> {
-        let half = s.step / 2.0;
-        let a1 = trapezoid(s.low, half);
-        let a2 = trapezoid(s.low + half, half);
-        let dif = (s.area - (a1 + a2)).abs();
-        (dif >= 3.0 * s.step * self.tol).then_some((
-            Segment {
-                low: s.low,
-                step: half,
-                area: a1,
-            },
-            Segment {
-                low: s.low + half,
-                step: half,
-                area: a2,
-            },
-        ))
+/// The first segment, [0, 1].
+pub fn root() -> Segment {
+    Segment {
+        low: 0.0,
+        step: black_box(1.0),
+        area: trapezoid(0.0, 1.0),
     }
+}
 
-    fn integrate<F: Fork>(&self, f: F, s: Segment) -> (f64, u64) {
-        match self.split(s) {
-            None => (s.area, 1),
-            Some((l, r)) => {
-                let (a, b) = f.join(move |f| self.integrate(f, l), move |f| self.integrate(f, r));
-                (a.0 + b.0, a.1 + b.1)
-            }
+/// The halves of `s`, if it must be split at tolerance `tol`.
+#[inline]
+fn split(tol: f64, s: Segment) -> Option<(Segment, Segment)> {
+    let half = s.step / 2.0;
+    let a1 = trapezoid(s.low, half);
+    let a2 = trapezoid(s.low + half, half);
+    let dif = (s.area - (a1 + a2)).abs();
+    (dif >= 3.0 * s.step * tol).then_some((
+        Segment {
+            low: s.low,
+            step: half,
+            area: a1,
+        },
+        Segment {
+            low: s.low + half,
+            step: half,
+            area: a2,
+        },
+    ))
+}
+
+/// The task body: pushes the left half and goes on with the right while `s` must be
+/// split; a finished segment yields its area and a count of one (heist-mpi's driver runs
+/// it too).
+#[inline]
+pub fn expand(tol: f64, mut s: Segment, push: &mut impl FnMut(Segment)) -> (f64, u64) {
+    while let Some((l, r)) = split(tol, s) {
+        push(l);
+        s = r;
+    }
+    (s.area, 1)
+}
+
+/// The `join` version: area and segment count of `s`.
+fn integrate<F: Fork>(f: F, tol: f64, s: Segment) -> (f64, u64) {
+    match split(tol, s) {
+        None => (s.area, 1),
+        Some((l, r)) => {
+            let (a, b) = f.join(move |f| integrate(f, tol, l), move |f| integrate(f, tol, r));
+            (a.0 + b.0, a.1 + b.1)
         }
     }
 }
@@ -117,11 +164,7 @@ impl Reduce for PiRun {
     type Out = (f64, u64);
 
     fn root(&self) -> Segment {
-        Segment {
-            low: 0.0,
-            step: black_box(1.0),
-            area: trapezoid(0.0, 1.0),
-        }
+        root()
     }
 
     fn identity(&self) -> (f64, u64) {
@@ -132,16 +175,12 @@ impl Reduce for PiRun {
         (a.0 + b.0, a.1 + b.1)
     }
 
-    fn expand(&self, mut s: Segment, push: &mut impl FnMut(Segment)) -> (f64, u64) {
-        while let Some((l, r)) = self.split(s) {
-            push(l);
-            s = r;
-        }
-        (s.area, 1)
+    fn expand(&self, s: Segment, push: &mut impl FnMut(Segment)) -> (f64, u64) {
+        expand(self.tol, s, push)
     }
 
     fn join<F: Fork>(&self, f: F) -> (f64, u64) {
-        self.integrate(f, self.root())
+        integrate(f, self.tol, root())
     }
 
     fn describe(&self) -> String {
@@ -159,19 +198,6 @@ impl Instance for PiRun {
     }
 
     fn verify(&self) -> Result<(), String> {
-        let (area, segments) = self.result.ok_or("pi: not run")?;
-        let (pi, want) = (4.0 * area, 4.0 * self.expected.0);
-        let want_segments = self.expected.1;
-        if segments != want_segments {
-            return Err(format!(
-                "pi: {segments} segments, the sequential run has {want_segments}"
-            ));
-        }
-        for (what, reference) in [("the sequential run", want), ("π", std::f64::consts::PI)] {
-            if (pi - reference).abs() > PI_TOLERANCE {
-                return Err(format!("pi: {pi} differs from {what} ({reference})"));
-            }
-        }
-        Ok(())
+        check(self.result.ok_or("pi: not run")?, self.expected)
     }
 }

@@ -37,10 +37,42 @@ impl Bench for ReduceNQueens {
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
-        let n = crate::bench::count("reduce-nqueens", size, "n", 1, MAX_N as u64)? as usize;
+        let n = parse_n("reduce-nqueens", size)?;
         let expected = nqueens::known_solutions(n).expect("n is in 1..=MAX_N");
         Ok(Checked::boxed(QueensRun { n }, expected))
     }
+}
+
+/// The task body for `n` queens: fills the board from `row` on, pushes a board per legal
+/// column but the last and goes on with the last (heist-mpi's driver runs it too).
+#[inline]
+pub fn expand(
+    n: usize,
+    (mut row, mut a): (usize, Board),
+    push: &mut impl FnMut((usize, Board)),
+) -> u64 {
+    loop {
+        if row == n {
+            return 1;
+        }
+        let mut cols = nqueens::legal_columns(n, row, &a);
+        if cols == 0 {
+            return 0;
+        }
+        while cols & (cols - 1) != 0 {
+            let mut b = a;
+            b[row] = cols.trailing_zeros() as u8;
+            push((row + 1, b));
+            cols &= cols - 1;
+        }
+        a[row] = cols.trailing_zeros() as u8;
+        row += 1;
+    }
+}
+
+/// Parses reduce-nqueens's size, `n` in 1..=[`MAX_N`].
+pub fn parse_n(kernel: &str, size: &str) -> Result<usize, String> {
+    Ok(crate::bench::count(kernel, size, "n", 1, MAX_N as u64)? as usize)
 }
 
 struct QueensRun {
@@ -64,29 +96,8 @@ impl Reduce for QueensRun {
         a + b
     }
 
-    fn expand(
-        &self,
-        (mut row, mut a): (usize, Board),
-        push: &mut impl FnMut((usize, Board)),
-    ) -> u64 {
-        let n = black_box(self.n);
-        loop {
-            if row == n {
-                return 1;
-            }
-            let mut cols = nqueens::legal_columns(n, row, &a);
-            if cols == 0 {
-                return 0;
-            }
-            while cols & (cols - 1) != 0 {
-                let mut b = a;
-                b[row] = cols.trailing_zeros() as u8;
-                push((row + 1, b));
-                cols &= cols - 1;
-            }
-            a[row] = cols.trailing_zeros() as u8;
-            row += 1;
-        }
+    fn expand(&self, t: (usize, Board), push: &mut impl FnMut((usize, Board))) -> u64 {
+        expand(black_box(self.n), t, push)
     }
 
     fn join<F: Fork>(&self, f: F) -> u64 {

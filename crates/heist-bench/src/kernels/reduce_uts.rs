@@ -40,6 +40,40 @@ impl Bench for ReduceUts {
     }
 }
 
+/// Two partial counts as one: the fold of the reduction.
+pub fn combine(a: Counts, b: Counts) -> Counts {
+    Counts {
+        nodes: a.nodes + b.nodes,
+        leaves: a.leaves + b.leaves,
+        max_depth: a.max_depth.max(b.max_depth),
+    }
+}
+
+/// The task body: counts the node at state `s` and depth `d`, pushes its children but the
+/// first, and goes on down with the first (heist-mpi's driver runs it too).
+#[inline]
+pub fn expand(
+    tree: &Tree,
+    (mut s, mut d): (State, u32),
+    push: &mut impl FnMut((State, u32)),
+) -> Counts {
+    let mut c = Counts::default();
+    loop {
+        c.nodes += 1;
+        let n = tree.num_children(&s, d);
+        if n == 0 {
+            c.leaves += 1;
+            c.max_depth = c.max_depth.max(d);
+            return c;
+        }
+        for i in 1..n {
+            push((uts::spawn(&s, i), d + 1));
+        }
+        s = uts::spawn(&s, 0);
+        d += 1;
+    }
+}
+
 struct UtsRun {
     tree: Tree,
     expected: Counts,
@@ -60,29 +94,11 @@ impl Reduce for UtsRun {
     }
 
     fn op(&self, a: Counts, b: Counts) -> Counts {
-        Counts {
-            nodes: a.nodes + b.nodes,
-            leaves: a.leaves + b.leaves,
-            max_depth: a.max_depth.max(b.max_depth),
-        }
+        combine(a, b)
     }
 
-    fn expand(&self, (mut s, mut d): (State, u32), push: &mut impl FnMut((State, u32))) -> Counts {
-        let mut c = Counts::default();
-        loop {
-            c.nodes += 1;
-            let n = self.tree.num_children(&s, d);
-            if n == 0 {
-                c.leaves += 1;
-                c.max_depth = c.max_depth.max(d);
-                return c;
-            }
-            for i in 1..n {
-                push((uts::spawn(&s, i), d + 1));
-            }
-            s = uts::spawn(&s, 0);
-            d += 1;
-        }
+    fn expand(&self, t: (State, u32), push: &mut impl FnMut((State, u32))) -> Counts {
+        expand(&self.tree, t, push)
     }
 
     fn join<F: Fork>(&self, f: F) -> Counts {

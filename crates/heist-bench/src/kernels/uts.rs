@@ -212,7 +212,7 @@ pub fn tree_of_size(size: &str) -> Result<(Tree, Counts), String> {
 }
 
 /// What a traversal counts: nodes, leaves and the greatest depth (the root is at depth 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Counts {
     /// Number of nodes, the root included.
     pub nodes: u64,

@@ -71,9 +71,9 @@ pub fn main(world: &SimpleCommunicator, reps: usize) {
             .pool(&pool)
             .run(
                 (t1.root_state(), 0u32),
-                crate::kernels::UtsCounts::default,
-                crate::kernels::uts_op,
-                |ctx, t| crate::kernels::uts_task(&t1, t, |x| ctx.push(x)),
+                heist_bench::kernels::uts::Counts::default,
+                heist_bench::kernels::reduce_uts::combine,
+                |ctx, t| heist_bench::kernels::reduce_uts::expand(&t1, t, &mut |x| ctx.push(x)),
             )
             .expect("a one-rank reduction");
         assert_eq!(got.value.nodes, c.nodes);

@@ -17,6 +17,8 @@ mod model;
 mod sim;
 
 use clap::{Parser, Subcommand};
+use heist_bench::kernels::uts::Counts;
+use heist_bench::kernels::{knapsack, pi, reduce_nqueens, reduce_uts};
 use heist_mpi::{Outcome, Reducer, Report, Split};
 use kernels::Checked;
 use mpi::collective::SystemOperation;
@@ -202,14 +204,14 @@ fn run(o: &Opts, kernel: &str, size: Option<&str>) {
                 size,
                 || (tree.root_state(), 0u32),
                 |r| {
-                    let (id, op) = (kernels::UtsCounts::default, kernels::uts_op);
+                    let (id, op) = (Counts::default, reduce_uts::combine);
                     if o.local {
                         return local(o.pool.reduce_tasks(r, id, op, |ctx, t| {
-                            kernels::uts_task(tree, t, |c| ctx.push(c))
+                            reduce_uts::expand(tree, t, &mut |c| ctx.push(c))
                         }));
                     }
                     o.reducer().run(r, id, op, |ctx, t| {
-                        kernels::uts_task(tree, t, |c| ctx.push(c))
+                        reduce_uts::expand(tree, t, &mut |c| ctx.push(c))
                     })
                 },
                 |out| kernels::uts_check(out.value, nodes, leaves, depth),
@@ -217,20 +219,20 @@ fn run(o: &Opts, kernel: &str, size: Option<&str>) {
         }
         "nqueens" => {
             let size = size.unwrap_or("14");
-            let n = kernels::queens_n(size).unwrap_or_else(|e| die(&e));
+            let n = reduce_nqueens::parse_n("nqueens", size).unwrap_or_else(|e| die(&e));
             measure(
                 o,
                 size,
-                || (0u32, [0u8; heist_bench::kernels::nqueens::MAX_N]),
+                || (0usize, [0u8; heist_bench::kernels::nqueens::MAX_N]),
                 |r| {
                     let (id, op) = (|| 0u64, |a, b| a + b);
                     if o.local {
                         return local(o.pool.reduce_tasks(r, id, op, |ctx, t| {
-                            kernels::queens_task(n, t, |c| ctx.push(c))
+                            reduce_nqueens::expand(n, t, &mut |c| ctx.push(c))
                         }));
                     }
                     o.reducer().run(r, id, op, |ctx, t| {
-                        kernels::queens_task(n, t, |c| ctx.push(c))
+                        reduce_nqueens::expand(n, t, &mut |c| ctx.push(c))
                     })
                 },
                 |out| kernels::queens_check(n, out.value),
@@ -238,31 +240,30 @@ fn run(o: &Opts, kernel: &str, size: Option<&str>) {
         }
         "knapsack" => {
             let size = size.unwrap_or("44");
-            let n: usize = size
-                .parse()
-                .ok()
-                .filter(|n| (1..=1000).contains(n))
-                .unwrap_or_else(|| die(&format!("knapsack size `{size}`: 1..=1000 items")));
-            let k = kernels::Knapsack::seeded(n);
+            let n = heist_bench::bench::count("knapsack", size, "items", 1, 1000)
+                .unwrap_or_else(|e| die(&e)) as usize;
+            let k = knapsack::Problem::seeded(n);
             let want = k.best_by_dp();
             let k = &k;
             measure(
                 o,
                 size,
-                || (0u32, k.capacity, 0u64),
+                || k.root(),
                 |r| {
                     o.reducer().bound(0).run(
                         r,
                         || (0u64, 0u64),
                         |a, b| (a.0.max(b.0), a.1 + b.1),
                         |ctx, t| {
-                            let v = k.task(
+                            let v = k.expand(
                                 t,
-                                || ctx.bound(),
+                                |bound| bound as i64 > ctx.bound(),
                                 |v| {
-                                    ctx.raise_bound(v as i64);
+                                    if v as i64 > ctx.bound() {
+                                        ctx.raise_bound(v as i64);
+                                    }
                                 },
-                                |c| ctx.push(c),
+                                &mut |c| ctx.push(c),
                             );
                             (v, 1)
                         },
@@ -275,23 +276,22 @@ fn run(o: &Opts, kernel: &str, size: Option<&str>) {
         }
         "pi" => {
             let size = size.unwrap_or("1e-15");
-            let tol = kernels::pi_tol(size).unwrap_or_else(|e| die(&e));
-            let want = kernels::pi_sequential(tol);
+            let tol = pi::parse_tol(size).unwrap_or_else(|e| die(&e));
+            let want = pi::sequential(tol);
             measure(
                 o,
                 size,
-                kernels::pi_root,
+                pi::root,
                 |r| {
                     let id = || (0.0, 0u64);
                     let op = |a: (f64, u64), b: (f64, u64)| (a.0 + b.0, a.1 + b.1);
                     if o.local {
                         return local(o.pool.reduce_tasks(r, id, op, |ctx, s| {
-                            kernels::pi_task(tol, s, |c| ctx.push(c))
+                            pi::expand(tol, s, &mut |c| ctx.push(c))
                         }));
                     }
-                    o.reducer().run(r, id, op, |ctx, s| {
-                        kernels::pi_task(tol, s, |c| ctx.push(c))
-                    })
+                    o.reducer()
+                        .run(r, id, op, |ctx, s| pi::expand(tol, s, &mut |c| ctx.push(c)))
                 },
                 |out| kernels::pi_check(out.value, want),
             );
