@@ -660,7 +660,7 @@ impl Worker {
     }
 
     /// Runs a job posted to this worker alone (`broadcast`), if one waits.
-    fn run_mail(&self) -> bool {
+    pub(crate) fn run_mail(&self) -> bool {
         let Some(job) = self.registry.take_mail(self.index) else {
             return false;
         };
