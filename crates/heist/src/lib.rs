@@ -117,6 +117,7 @@ mod loom_latch;
 mod loom_offer;
 #[cfg(all(test, loom))]
 mod loom_sleep;
+mod mem;
 mod offer;
 mod par;
 mod pool;

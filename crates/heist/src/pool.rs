@@ -61,8 +61,18 @@ pub enum BuildError {
     BadWorkersVar(String),
     /// `HEIST_SCHEDULER` or a scheduler name is neither `lace` nor `relay`.
     UnknownScheduler(String),
-    /// The operating system refused to start a worker thread.
+    /// The operating system refused to start a worker thread (the error says which, and
+    /// why).
     Spawn(String),
+    /// The pool does not fit in memory: the allocation for `what` (`bytes` bytes) failed.
+    /// Ask for fewer workers, or for a smaller
+    /// [`deque_capacity`](PoolBuilder::deque_capacity).
+    OutOfMemory {
+        /// What the memory was for.
+        what: String,
+        /// The size of the allocation that failed.
+        bytes: usize,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -87,6 +97,11 @@ impl fmt::Display for BuildError {
                 "unknown scheduler {v:?} (HEIST_SCHEDULER and Scheduler names are `lace` or `relay`)"
             ),
             BuildError::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
+            BuildError::OutOfMemory { what, bytes } => write!(
+                f,
+                "out of memory: could not allocate {bytes} bytes for {what} \
+                 (ask for fewer workers or a smaller deque capacity)"
+            ),
         }
     }
 }
@@ -125,7 +140,10 @@ impl PoolBuilder {
         self
     }
 
-    /// Slots per worker deque (default 16384). A full deque runs new tasks inline.
+    /// Slots per worker deque (default 16384). On a full deque `join` runs its second
+    /// half inline, and a spawned task goes to the worker's overflow (a queue that grows,
+    /// and that idle workers take from). The memory is reserved up front and used as deep
+    /// as the deque fills.
     pub fn deque_capacity(mut self, slots: usize) -> Self {
         self.capacity = slots;
         self
@@ -208,7 +226,7 @@ impl PoolBuilder {
             Some(s) => s,
             None => scheduler_from_env()?,
         };
-        let mut registry = Registry::new(workers, scheduler, self.capacity);
+        let mut registry = Registry::new(workers, scheduler, self.capacity)?;
         registry.detached.handler = self.panic_handler.take();
         registry.lifecycle = std::mem::take(&mut threads.lifecycle);
         let registry = Arc::new(registry);
@@ -227,9 +245,9 @@ impl PoolBuilder {
                 worker::main(r, i)
             };
             let spawn = threads.spawn.as_deref_mut();
-            if let Some(h) = spawn_worker(spawn, i, name, self.stack_size, start)? {
-                started.threads.push(h);
-            }
+            let spawned = spawn_worker(spawn, i, name, self.stack_size, start)
+                .map_err(|e| BuildError::Spawn(format!("worker {i} of {workers}: {e}")))?;
+            started.threads.extend(spawned);
         }
         let threads = mem::take(&mut started.threads);
         mem::forget(started);
@@ -246,7 +264,7 @@ fn spawn_worker(
     name: Option<String>,
     stack_size: Option<usize>,
     start: impl FnOnce() + Send + 'static,
-) -> Result<Option<JoinHandle<()>>, BuildError> {
+) -> std::io::Result<Option<JoinHandle<()>>> {
     let spawned = match handler {
         Some(h) => h(crate::compat::ThreadBuilder::new(
             i,
@@ -264,7 +282,7 @@ fn spawn_worker(
             b.spawn(start).map(Some)
         }
     };
-    spawned.map_err(|e| BuildError::Spawn(e.to_string()))
+    spawned
 }
 
 /// The workers `build` has started; stopped if it returns early or unwinds.

@@ -12,7 +12,7 @@
 
 use crate::lace::Lace;
 use crate::offer::{Offer, OfferSlot};
-use crate::pool::Scheduler;
+use crate::pool::{BuildError, Scheduler};
 use crate::registry::{Injected, Registry};
 use crate::relay::Relay;
 use crate::task::Slot;
@@ -113,12 +113,12 @@ macro_rules! dispatch {
 }
 
 impl Sched {
-    /// The scheduler `kind` for a pool of `workers`.
-    pub(crate) fn new(kind: Scheduler, workers: usize) -> Sched {
-        match kind {
+    /// The scheduler `kind` for a pool of `workers`, or what did not fit in memory.
+    pub(crate) fn new(kind: Scheduler, workers: usize) -> Result<Sched, BuildError> {
+        Ok(match kind {
             Scheduler::Lace => Sched::Lace(Lace),
-            Scheduler::Relay => Sched::Relay(Relay::new(workers)),
-        }
+            Scheduler::Relay => Sched::Relay(Relay::try_new(workers)?),
+        })
     }
 
     /// Which scheduler this is.

@@ -13,7 +13,7 @@ type PanicHandler = dyn Fn(Box<dyn Any + Send>) + Send + Sync;
 type NameFn = Box<dyn FnMut(usize) -> String>;
 
 /// The most worker threads a pool may have (rayon's `max_num_threads`): team sizes are
-/// kept in 16 bits. [`ThreadPoolBuilder::num_threads`] asks for at most this many.
+/// kept in 16 bits. A builder asked for more fails with an error that says so.
 pub fn max_num_threads() -> usize {
     usize::from(u16::MAX)
 }
@@ -183,11 +183,12 @@ impl<S> ThreadPoolBuilder<S> {
         }
     }
 
-    /// The number of worker threads, at most [`max_num_threads`]; 0 (the default) means
-    /// `HEIST_WORKERS`, else all cores. **Difference from rayon:** `RAYON_NUM_THREADS` is
-    /// not read.
+    /// The number of worker threads; 0 (the default) means `HEIST_WORKERS`, else all
+    /// cores. **Differences from rayon:** `RAYON_NUM_THREADS` is not read, and more than
+    /// [`max_num_threads`] is an error of [`build`](Self::build) (rayon starts that many
+    /// instead).
     pub fn num_threads(mut self, num_threads: usize) -> Self {
-        self.num_threads = num_threads.min(max_num_threads());
+        self.num_threads = num_threads;
         self
     }
 

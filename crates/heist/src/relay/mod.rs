@@ -35,6 +35,7 @@ pub(crate) use termination::{Barriers, IdleSet, MANAGER};
 use crate::frame::Roots;
 use crate::lace::deque::{Deque, Home, Owner, Pop};
 use crate::offer::{Offer, OfferSlot};
+use crate::pool::BuildError;
 use crate::registry::{Injected, Registry};
 use crate::sched::Schedule;
 use crate::stats::stat;
@@ -110,11 +111,18 @@ pub(crate) struct Channels<B = Batch> {
 impl<B: Copy> Channels<B> {
     /// Channels for a pool of `n` workers: n−1 foreign requests, the worker's own
     /// returned one, and as many again of slack for the manager's updates.
+    #[cfg(loom)]
     pub(crate) fn new(n: usize) -> Channels<B> {
-        Channels {
-            requests: channel::Mpsc::new(2 * n),
-            tasks: channel::Spsc::new(2),
-        }
+        Channels::try_new(n).expect("a model's channels fit in memory")
+    }
+
+    /// `new`, or the allocation that failed (each worker's request channel holds 2n
+    /// requests, so the channels of a pool take memory in n²).
+    pub(crate) fn try_new(n: usize) -> Result<Channels<B>, crate::mem::NoMemory> {
+        Ok(Channels {
+            requests: channel::Mpsc::try_new(2 * n)?,
+            tasks: channel::Spsc::try_new(2)?,
+        })
     }
 
     /// Queues a steal request (or update).
@@ -177,18 +185,28 @@ struct Owned(WorkerState);
 unsafe impl Sync for Owned {}
 
 impl Relay {
-    pub(crate) fn new(workers: usize) -> Relay {
-        Relay {
-            workers: (0..workers)
-                .map(|_| PerWorker {
-                    channels: Channels::new(workers),
-                    took_offer: AtomicBool::new(false),
-                    state: Padded(Owned(WorkerState::default())),
-                })
-                .collect(),
+    /// The relay scheduler of a pool of `workers`, or what did not fit in memory.
+    pub(crate) fn try_new(workers: usize) -> Result<Relay, BuildError> {
+        let no_room = |bytes| {
+            let what =
+                format!("the relay channels of {workers} workers (2 × {workers} requests each)");
+            crate::registry::out_of_memory(what, bytes)
+        };
+        let mut all = Vec::new();
+        all.try_reserve_exact(workers)
+            .map_err(|_| no_room(crate::mem::bytes_of::<PerWorker>(workers)))?;
+        for _ in 0..workers {
+            all.push(PerWorker {
+                channels: Channels::try_new(workers).map_err(|e| no_room(e.bytes))?,
+                took_offer: AtomicBool::new(false),
+                state: Padded(Owned(WorkerState::default())),
+            });
+        }
+        Ok(Relay {
+            workers: all.into_boxed_slice(),
             barriers: Barriers::default(),
             new_work_epoch: AtomicU64::new(0),
-        }
+        })
     }
 
     /// Worker `i`'s channels.
