@@ -153,9 +153,12 @@ impl<S> ThreadPoolBuilder<S> {
     /// thread of its choice, returning an error if it cannot.
     ///
     /// The pool cannot join threads it did not start: dropping it stops them, but does
-    /// not wait for them to end (as in rayon). A worker whose `run` is never called leaves
-    /// work for the others; what only it can take (its share of a
-    /// [`broadcast`](crate::broadcast)) waits for it.
+    /// not wait for them to end (as in rayon). A worker whose `run` is called late, or
+    /// never, does not hold up the drop. Until it runs, what only it can take waits for
+    /// it: its share of a [`broadcast`](crate::broadcast), and under the relay scheduler
+    /// the steal requests sent to it (so work spreads more slowly) and a
+    /// [`Pool::barrier`](crate::Pool::barrier) called outside the pool (termination is
+    /// detected with every worker taking part).
     ///
     /// ```
     /// let pool = heist::ThreadPoolBuilder::new()
@@ -209,9 +212,9 @@ impl<S> ThreadPoolBuilder<S> {
 
     /// Called with the payload of a panic in a task started by `spawn`, `spawn_fifo` or
     /// `spawn_broadcast`, or in a start or exit handler, where there is no caller to
-    /// re-raise it in. **Difference from rayon:** a panic in the handler itself, for a
-    /// spawned task, does not abort; it is kept for the next
-    /// [`Pool::barrier`](crate::Pool::barrier).
+    /// re-raise it in. Without one, see [`spawn`](crate::spawn). **Difference from
+    /// rayon:** a panic in the handler itself, for a spawned task, does not abort; it is
+    /// kept for the next [`Pool::barrier`](crate::Pool::barrier).
     pub fn panic_handler<H>(mut self, panic_handler: H) -> Self
     where
         H: Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
@@ -234,7 +237,9 @@ impl<S> ThreadPoolBuilder<S> {
 
     /// Calls `exit_handler(i)` on worker `i`'s thread as the worker stops, after its last
     /// task; panics as for [`start_handler`](Self::start_handler). Dropping a pool whose
-    /// threads it started itself waits for its exit handlers (rayon's drop does not).
+    /// threads it started itself, with no spawned task left, waits for its exit handlers
+    /// (rayon's drop does not); with spawned tasks left, the workers exit once those are
+    /// done.
     pub fn exit_handler<H>(mut self, exit_handler: H) -> Self
     where
         H: Fn(usize) + Send + Sync + 'static,
