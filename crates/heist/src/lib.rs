@@ -129,6 +129,7 @@ mod sched;
 mod scope;
 mod sleep;
 mod spawn;
+mod spill;
 mod stats;
 mod sync;
 mod task;

@@ -226,6 +226,11 @@ impl Registry {
         self.take_jobs(w, VecDeque::pop_back).flatten()
     }
 
+    /// Takes the oldest heap job of worker `w` (a thief's, from the front).
+    pub(crate) fn take_oldest_job(&self, w: usize) -> Option<Job> {
+        self.take_jobs(w, VecDeque::pop_front).flatten()
+    }
+
     /// Takes the older half of worker `w`'s heap jobs, rounded up.
     pub(crate) fn take_older_half(&self, w: usize) -> Vec<Job> {
         self.take_jobs(w, |q| q.drain(..q.len().div_ceil(2)).collect())

@@ -166,10 +166,14 @@ impl<'scope> Scope<'scope> {
             shared.pending.fetch_add(1, Relaxed);
             // SAFETY: the scope waits for its count, which this task holds until `Then`
             // releases it, after the task and what it left in the deque are done.
-            spawn::push(w, move |w: &Worker| unsafe {
-                run_task(f, to, w);
-                Then::Release(&raw const (*to.0).pending)
-            });
+            spawn::push(
+                w,
+                move |w: &Worker| unsafe {
+                    run_task(f, to, w);
+                    Then::Release(&raw const (*to.0).pending)
+                },
+                None,
+            );
         }
     }
 
@@ -202,11 +206,17 @@ where
 {
     let to = SharedPtr(shared);
     // SAFETY: the drain that finds the task comes before the scope ends, so the scope
-    // outlives it.
-    spawn::push(w, move |w: &Worker| {
-        unsafe { run_task(f, to, w) };
-        Then::Nothing
-    });
+    // outlives it; spilled from a full deque, where no drain finds it, it is counted in
+    // `pending`, which the scope waits for.
+    spawn::push(
+        w,
+        move |w: &Worker| {
+            unsafe { run_task(f, to, w) };
+            Then::Nothing
+        },
+        // SAFETY: `shared` is the scope's, alive while the spawning task runs.
+        Some(unsafe { &raw const (*shared).pending }),
+    );
 }
 
 /// A scope's shared part, as a task holds it.

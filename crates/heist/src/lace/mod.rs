@@ -1,7 +1,9 @@
 //! Lace ("Lace: non-blocking split deque for work-stealing", van Dijk and van de Pol): the
 //! non-blocking split deque (`deque.rs`), stealing from it, and leapfrogging while a
 //! stolen task runs (§4.3, with random steals as fallback). Spawned tasks (scope and
-//! detached tasks) are slots of the deque like join branches, stolen the same way.
+//! detached tasks) are slots of the deque like join branches, stolen the same way; those
+//! that found the deque full are in the owner's overflow (`crate::spill`), which a thief
+//! takes from when the deque has nothing shared.
 
 pub(crate) mod deque;
 #[cfg(all(test, loom))]
@@ -68,8 +70,9 @@ impl Schedule for Lace {
         w.owner().pop_stolen();
     }
 
+    /// A victim's shared deque part first, then its overflow of spawned tasks (`spill`).
     fn steal(&self, w: &Worker, victim: Option<usize>) -> bool {
-        victim.is_some_and(|v| self.steal_from(w, v))
+        victim.is_some_and(|v| self.steal_from(w, v) || crate::spill::steal(w, v))
     }
 
     /// Thieves ask through the gate itself: nothing to answer.
