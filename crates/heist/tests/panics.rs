@@ -283,13 +283,13 @@ fn drop_resumes_bomb(s: Scheduler, tag: &str) {
     let prefix = format!("i8db{tag}");
     let p = prefix.clone();
     let pool = Pool::builder()
-        .workers(2)
+        .workers(1)
         .scheduler(s)
         .thread_name(move |i| format!("{p}{i}"))
         .build()
         .unwrap();
-    wait_threads(&prefix, 2);
-    pool.spawn_detached(|_| panic::panic_any(Bomb));
+    wait_threads(&prefix, 1);
+    panic_before_the_drop(&pool, || panic::panic_any(Bomb));
     let p = panic::catch_unwind(AssertUnwindSafe(|| drop(pool)))
         .expect_err("Pool::drop re-raises the detached panic");
     assert!(p.is::<Bomb>(), "the payload is the Bomb itself");
@@ -297,10 +297,20 @@ fn drop_resumes_bomb(s: Scheduler, tag: &str) {
     assert_eq!(threads_named(&prefix), 0, "Pool::drop left workers running");
 }
 
+/// Spawns a detached task running `f` and runs it at once, in a root on `pool`'s only
+/// worker (no thief can take it), so that its panic is kept before the pool is dropped:
+/// the drop does not wait for tasks still to run.
+fn panic_before_the_drop(pool: &Pool, f: fn()) {
+    pool.run(|w| {
+        w.spawn_detached(move |_| f());
+        assert_eq!(heist::yield_local(), Some(heist::Yield::Executed));
+    });
+}
+
 /// A detached panic that no barrier saw is re-raised by `Pool::drop`.
 fn drop_resumes_plain(s: Scheduler) {
-    let pool = Pool::builder().workers(2).scheduler(s).build().unwrap();
-    pool.spawn_detached(|_| panic!("not lost"));
+    let pool = Pool::builder().workers(1).scheduler(s).build().unwrap();
+    panic_before_the_drop(&pool, || panic!("not lost"));
     let p = panic::catch_unwind(AssertUnwindSafe(|| drop(pool)))
         .expect_err("Pool::drop re-raises the detached panic");
     assert!(is_plain(&*p, "not lost"));
