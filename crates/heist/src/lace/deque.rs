@@ -64,7 +64,7 @@ impl Deque {
     pub(crate) const GATE_OFFSET: usize = offset_of!(Deque, gate) + offset_of!(Padded<Gate>, 0);
 
     /// A deque of `capacity` slots (for the loom models).
-    #[cfg(loom)]
+    #[cfg(all(test, loom))]
     pub(crate) fn new(capacity: usize) -> Deque {
         Deque::try_new(capacity).expect("a model's deque fits in memory")
     }

@@ -26,7 +26,7 @@ unsafe impl<T: Send> Send for Spsc<T> {}
 
 impl<T: Copy> Spsc<T> {
     /// A channel holding up to `cap` items.
-    #[cfg(loom)]
+    #[cfg(all(test, loom))]
     pub(crate) fn new(cap: usize) -> Spsc<T> {
         Spsc::try_new(cap).expect("a model's channel fits in memory")
     }
@@ -97,7 +97,7 @@ unsafe impl<T: Send> Send for Mpsc<T> {}
 
 impl<T: Copy> Mpsc<T> {
     /// A queue holding up to `cap` items.
-    #[cfg(loom)]
+    #[cfg(all(test, loom))]
     pub(crate) fn new(cap: usize) -> Mpsc<T> {
         Mpsc::try_new(cap).expect("a model's channel fits in memory")
     }

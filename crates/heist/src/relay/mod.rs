@@ -111,7 +111,7 @@ pub(crate) struct Channels<B = Batch> {
 impl<B: Copy> Channels<B> {
     /// Channels for a pool of `n` workers: n−1 foreign requests, the worker's own
     /// returned one, and as many again of slack for the manager's updates.
-    #[cfg(loom)]
+    #[cfg(all(test, loom))]
     pub(crate) fn new(n: usize) -> Channels<B> {
         Channels::try_new(n).expect("a model's channels fit in memory")
     }
