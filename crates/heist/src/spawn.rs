@@ -226,8 +226,14 @@ pub(crate) fn run_own(w: &Worker) -> bool {
 /// the spawner's frame. `count` is the count that waits for the job if no drain would
 /// find it there (a scope's, for a task the scope finds by draining); `None` if the job
 /// is counted already (`Then` releases its count, or it is a detached task).
+///
+/// # Safety
+/// What `job` borrows lives until the job has run: a drain that finds the job in `w`'s
+/// deque comes first (`drained_on`), and with `count`, its owner waits for that count to
+/// fall to zero; or the job's `Then` releases a count its owner waits for; or the job is
+/// `'static`.
 #[inline]
-pub(crate) fn push<F>(w: &Worker, job: F, count: Option<*const AtomicUsize>)
+pub(crate) unsafe fn push<F>(w: &Worker, job: F, count: Option<*const AtomicUsize>)
 where
     F: FnOnce(&Worker) -> Then + Send,
 {
@@ -269,8 +275,9 @@ where
 {
     // The owner pushes nothing while its deque is full: answer thieves here.
     w.sched().answer_thieves(w);
-    // SAFETY: the caller's contract of `push`: `count` is the count that the job's scope
-    // waits for, or the job is counted already.
+    // SAFETY: the contract of `push`, whose callers alone reach here: `count` is a count
+    // that the owner of the job's borrows waits for, or the job is counted already, or
+    // `'static`.
     unsafe { crate::spill::spill(w, job, count) };
 }
 
@@ -347,14 +354,12 @@ where
 /// Spawns a detached task on `w`: counted made here, a slot of `w`'s deque.
 pub(crate) fn detached<F: FnOnce(&Worker) + Send + 'static>(w: &Worker, f: F) {
     Counts::made(w);
-    push(
-        w,
-        move |w: &Worker| {
-            crate::barrier::run_detached(w, f);
-            Then::Detached
-        },
-        None,
-    );
+    let job = move |w: &Worker| {
+        crate::barrier::run_detached(w, f);
+        Then::Detached
+    };
+    // SAFETY: the job is `'static`.
+    unsafe { push(w, job, None) };
 }
 
 /// Per-worker counts of detached tasks made (spawned on the worker) and done (run on
