@@ -29,7 +29,7 @@ use crate::sync::lock;
 use crate::task::{self, JobRef, Panic};
 use crate::worker::{self, Worker};
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{fence, AtomicBool};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -87,7 +87,8 @@ pub(crate) fn run_detached<F: FnOnce(&Worker)>(w: &Worker, f: F) {
 
 /// A detached task in a worker's deque has ended (and was counted done): if a barrier
 /// waits or the pool is closing, see whether all are done. Without a fence, so a waiter
-/// can miss this; its wait is bounded (see `wait`).
+/// can miss this; its wait is bounded (see `wait`), and a closing pool that misses it is
+/// stopped by the next worker that goes to sleep (`stop_if_closed`).
 pub(crate) fn deque_task_ended(r: &Registry) {
     let d = &r.detached;
     if d.waiting.load(Relaxed) > 0 || d.closing.load(Relaxed) {
@@ -157,9 +158,22 @@ fn unheard(p: Panic, where_: &str) -> ! {
 /// the pool); one that comes later aborts (`hand_on`).
 pub(crate) fn close(r: &Registry, take: bool) -> Option<Panic> {
     r.detached.closing.store(true, SeqCst);
+    // Pairs with the fence before a sleeper's last look (`stop_if_closed`): the last
+    // detached task ends without a fence, so either this drop sees it counted done, or
+    // a worker going to sleep after it sees the pool closing, and stops it.
+    fence(SeqCst);
     let kept = if take { take_panic(r) } else { None };
     all_may_be_done(r);
     kept
+}
+
+/// A sleeper's last look (`Worker::back_off`): stops a closing pool whose detached tasks
+/// are all done, and says whether its workers stop. Pairs with the fence in `close`.
+pub(crate) fn stop_if_closed(r: &Registry) -> bool {
+    if r.detached.closing.load(Relaxed) && all_done(r) {
+        stop_closed(r);
+    }
+    r.terminate.load(Relaxed)
 }
 
 /// Stops the workers of a pool whose last handle was dropped, once its detached tasks

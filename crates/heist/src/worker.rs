@@ -599,7 +599,7 @@ impl Worker {
                 self.sched().work_visible(self)
                     || done()
                     || me.has_mail.load(SeqCst)
-                    || r.terminate.load(Relaxed)
+                    || crate::barrier::stop_if_closed(r)
                     || crate::team::idle_wanted(r, self.index)
             });
         }
