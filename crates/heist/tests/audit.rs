@@ -277,10 +277,13 @@ fn a_dropped_pool_finishes_its_spawned_work_without_blocking_the_drop() {
             let got = within(60, &format!("{s:?} × {workers}"), move || {
                 let (tx0, rx0) = mpsc::channel::<u32>();
                 let (tx1, rx1) = mpsc::channel::<u32>();
+                let prefix = format!("au5{}{workers}-", &format!("{s:?}")[..1]);
+                let name = prefix.clone();
                 {
                     let p = heist::ThreadPoolBuilder::new()
                         .num_threads(workers)
                         .scheduler(s)
+                        .thread_name(move |i| format!("{name}{i}"))
                         .build()
                         .unwrap();
                     p.spawn(move || {
@@ -290,7 +293,10 @@ fn a_dropped_pool_finishes_its_spawned_work_without_blocking_the_drop() {
                     });
                 }
                 tx0.send(22).unwrap();
-                rx1.recv().unwrap()
+                let got = rx1.recv().unwrap();
+                // Then the workers stop by themselves.
+                support::wait_threads(&prefix, 0);
+                got
             });
             assert_eq!(got, 22);
         }

@@ -11,6 +11,8 @@
 #![allow(clippy::drop_non_drop, clippy::forget_non_drop)]
 #![cfg(target_os = "linux")]
 
+mod support;
+
 use heist::{Pool, Scheduler, Worker};
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
@@ -19,6 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
+use support::{threads_named, wait_threads};
 
 const CASE: &str = "HEIST_PANICS_CASE";
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -56,28 +59,6 @@ fn scheduler(tag: &str) -> Scheduler {
         "lace" => Scheduler::Lace,
         "relay" => Scheduler::Relay,
         _ => panic!("unknown scheduler tag {tag}"),
-    }
-}
-
-/// The number of this process's threads whose name starts with `prefix`.
-fn threads_named(prefix: &str) -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .expect("/proc/self/task")
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
-        .filter(|name| name.starts_with(prefix))
-        .count()
-}
-
-/// Waits until `n` threads named `prefix...` run.
-fn wait_threads(prefix: &str, n: usize) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while threads_named(prefix) != n {
-        assert!(
-            Instant::now() < deadline,
-            "{} threads {prefix}* run, not {n}",
-            threads_named(prefix)
-        );
-        sleep(Duration::from_millis(5));
     }
 }
 

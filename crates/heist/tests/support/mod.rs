@@ -59,3 +59,25 @@ pub fn run_child(test: &str, var: &str, case: &str, env: &[(&str, &str)]) -> Out
     }
     cmd.output().expect("the child test process starts")
 }
+
+/// The number of this process's threads whose name starts with `prefix`.
+pub fn threads_named(prefix: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|name| name.starts_with(prefix))
+        .count()
+}
+
+/// Waits until `n` threads named `prefix...` run.
+pub fn wait_threads(prefix: &str, n: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while threads_named(prefix) != n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} threads {prefix}* run, not {n}",
+            threads_named(prefix)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
