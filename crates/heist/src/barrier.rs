@@ -29,8 +29,8 @@ use crate::sync::lock;
 use crate::task::{self, JobRef, Panic};
 use crate::worker::{self, Worker};
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{fence, AtomicBool};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
+use std::sync::atomic::{fence, AtomicBool};
 use std::sync::{Arc, Condvar, Mutex};
 
 /// What `PoolBuilder::panic_handler` sets.
@@ -101,7 +101,8 @@ fn all_done(r: &Registry) -> bool {
     r.detached.pending.load(Acquire) == 0 && r.detached_in_deques() == 0
 }
 
-/// Wakes barriers and stops a closing pool if every detached task has finished.
+/// Wakes barriers and stops a closing pool if every detached task has finished (and its
+/// scheduler is quiet).
 fn all_may_be_done(r: &Registry) {
     if !all_done(r) {
         return;
@@ -110,7 +111,7 @@ fn all_may_be_done(r: &Registry) {
     let g = lock(&d.panic);
     d.idle.notify_all();
     drop(g);
-    if d.closing.load(SeqCst) {
+    if d.closing.load(SeqCst) && r.sched.quiet() {
         stop_closed(r);
     }
     // A worker waiting in `Worker::barrier` may have gone to sleep.
@@ -158,6 +159,7 @@ fn unheard(p: Panic, where_: &str) -> ! {
 /// the pool); one that comes later aborts (`hand_on`).
 pub(crate) fn close(r: &Registry, take: bool) -> Option<Panic> {
     r.detached.closing.store(true, SeqCst);
+    r.sched.close(r);
     // Pairs with the fence before a sleeper's last look (`stop_if_closed`): the last
     // detached task ends without a fence, so either this drop sees it counted done, or
     // a worker going to sleep after it sees the pool closing, and stops it.
@@ -167,10 +169,31 @@ pub(crate) fn close(r: &Registry, take: bool) -> Option<Panic> {
     kept
 }
 
+/// `Pool::drop` outside the pool, after `close`: if no detached task is left, waits
+/// until the scheduler is quiet (briefly: the pool has no work left but what its workers
+/// finish now), stops the workers and returns true, for the drop to join their threads.
+/// False if work is left or the scheduler cannot wait: the workers stop by themselves.
+/// `own_threads`: the pool started every worker's thread itself.
+pub(crate) fn settle(r: &Registry, own_threads: bool) -> bool {
+    if r.terminate.load(SeqCst) {
+        return true;
+    }
+    // SAFETY: the reference does not outlive this call, which the worker runs.
+    let other = unsafe { worker::current() };
+    let _wait = other.map(|o| o.frames().enter(Frame::OtherPool));
+    if !all_done(r) || !r.sched.settle(r, other, own_threads) {
+        return false;
+    }
+    all_may_be_done(r);
+    r.terminate.load(SeqCst)
+}
+
 /// A sleeper's last look (`Worker::back_off`): stops a closing pool whose detached tasks
-/// are all done, and says whether its workers stop. Pairs with the fence in `close`.
+/// are all done and whose scheduler is quiet, and says whether its workers stop. Pairs
+/// with the fence in `close`, and with the wake-up of `declared` (relay's closing
+/// barrier answered).
 pub(crate) fn stop_if_closed(r: &Registry) -> bool {
-    if r.detached.closing.load(Relaxed) && all_done(r) {
+    if r.detached.closing.load(Relaxed) && all_done(r) && r.sched.quiet() {
         stop_closed(r);
     }
     r.terminate.load(Relaxed)

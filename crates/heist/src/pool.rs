@@ -544,7 +544,8 @@ impl Drop for Pool {
         let inside = worker::current_in(&self.registry).is_some();
         // Inside one of its own tasks no panic can be re-raised to the owner.
         let kept = crate::barrier::close(&self.registry, !inside);
-        if !inside && self.registry.terminate.load(SeqCst) {
+        let own_threads = threads.len() == self.registry.workers();
+        if !inside && crate::barrier::settle(&self.registry, own_threads) {
             join(threads);
         }
         // Otherwise the handles are dropped: the threads detach and end by themselves.

@@ -74,6 +74,26 @@ pub(crate) trait Schedule {
     /// pool's count of detached tasks.
     fn barrier_at_root(&self, r: &Arc<Registry>, w: Option<&Worker>) -> bool;
 
+    /// The pool's last handle was dropped (`barrier::close`): its workers stop once every
+    /// detached task is done and the scheduler is `quiet`.
+    fn close(&self, _r: &Registry) {}
+
+    /// Whether the workers of a closed pool may stop once its detached tasks are done:
+    /// no task handed out between them waits to be taken. Always, under Lace, where a
+    /// thief runs what it takes at once.
+    fn quiet(&self) -> bool {
+        true
+    }
+
+    /// The drop of a closed pool with no detached task left: waits until the scheduler
+    /// is `quiet` (`other`: the caller is a worker of another pool, which keeps working)
+    /// and returns true, or returns false if it cannot wait (the workers stop by
+    /// themselves). `all_started`: every worker's thread has started or was started by
+    /// the pool itself (not by a spawn handler, which may never run it).
+    fn settle(&self, _r: &Registry, _other: Option<&Worker>, _all_started: bool) -> bool {
+        true
+    }
+
     /// The loop driver's question once `w`'s gate is raised: does a thief want part of
     /// the running loop?
     fn split_demanded(&self, w: &Worker) -> bool;
@@ -207,6 +227,18 @@ impl Schedule for Sched {
     #[inline]
     fn barrier_at_root(&self, r: &Arc<Registry>, w: Option<&Worker>) -> bool {
         dispatch!(self, s => s.barrier_at_root(r, w))
+    }
+
+    fn close(&self, r: &Registry) {
+        dispatch!(self, s => s.close(r))
+    }
+
+    fn quiet(&self) -> bool {
+        dispatch!(self, s => s.quiet())
+    }
+
+    fn settle(&self, r: &Registry, other: Option<&Worker>, all_started: bool) -> bool {
+        dispatch!(self, s => s.settle(r, other, all_started))
     }
 
     #[inline]

@@ -156,9 +156,10 @@ impl<S> ThreadPoolBuilder<S> {
     /// not wait for them to end (as in rayon). A worker whose `run` is called late, or
     /// never, does not hold up the drop. Until it runs, what only it can take waits for
     /// it: its share of a [`broadcast`](crate::broadcast), and under the relay scheduler
-    /// the steal requests sent to it (so work spreads more slowly) and a
-    /// [`Pool::barrier`](crate::Pool::barrier) called outside the pool (termination is
-    /// detected with every worker taking part).
+    /// the steal requests sent to it (so work spreads more slowly), a
+    /// [`Pool::barrier`](crate::Pool::barrier) called outside the pool, and the other
+    /// workers' stop after the drop (termination is detected with every worker taking
+    /// part).
     ///
     /// ```
     /// let pool = heist::ThreadPoolBuilder::new()

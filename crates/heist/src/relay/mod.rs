@@ -43,7 +43,7 @@ use crate::sync::{fence, AtomicBool, AtomicU64, Padded};
 use crate::task::Slot;
 use crate::worker::{Job, Worker};
 use std::cell::Cell;
-use std::sync::atomic::{Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -163,6 +163,11 @@ pub(crate) struct Relay {
     /// list stops being empty. A worker that began backing off before the last bump may
     /// ask at once.
     pub(crate) new_work_epoch: AtomicU64,
+    /// Workers whose threads have started (`start`).
+    started: AtomicUsize,
+    /// The barrier asked when the pool was closed (0: not closed): its workers stop once
+    /// it is answered (`Schedule::quiet`).
+    closing: AtomicU64,
 }
 
 struct PerWorker {
@@ -206,6 +211,8 @@ impl Relay {
             workers: all.into_boxed_slice(),
             barriers: Barriers::default(),
             new_work_epoch: AtomicU64::new(0),
+            started: AtomicUsize::new(0),
+            closing: AtomicU64::new(0),
         })
     }
 
@@ -231,6 +238,7 @@ impl Schedule for Relay {
     /// No thief touches a relay deque: tasks leave it only when its owner hands them out.
     fn start(&self, w: &Worker) {
         w.owner().start_private();
+        self.started.fetch_add(1, SeqCst);
     }
 
     fn push_slow(&self, w: &Worker) {
@@ -323,6 +331,32 @@ impl Schedule for Relay {
     /// Termination detection answers a barrier at the root (thesis §4.2).
     fn barrier_at_root(&self, r: &Arc<Registry>, w: Option<&Worker>) -> bool {
         termination::barrier(self, r, w);
+        true
+    }
+
+    /// A handed-out task waits in its thief's channel until the thief looks: the workers
+    /// may stop only once termination detection finds them all idle, so the pool asks a
+    /// barrier now, and stops once it is answered.
+    fn close(&self, r: &Registry) {
+        self.closing.store(termination::ask(self, r), SeqCst);
+    }
+
+    fn quiet(&self) -> bool {
+        let mine = self.closing.load(SeqCst);
+        mine != 0 && self.barriers.answered(mine)
+    }
+
+    /// Waits for the closing barrier if every worker has started, or will (one that a
+    /// spawn handler has not started may never take part).
+    fn settle(&self, r: &Registry, other: Option<&Worker>, all_started: bool) -> bool {
+        if !all_started && self.started.load(SeqCst) < r.workers() {
+            return false;
+        }
+        let mine = self.closing.load(SeqCst);
+        match other {
+            Some(o) => o.wait_until(|| self.barriers.answered(mine)),
+            None => self.barriers.wait(mine),
+        }
         true
     }
 
