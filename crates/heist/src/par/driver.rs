@@ -169,7 +169,8 @@ pub trait Producer: Send + Sized {
 /// The proof that a [`Producer`] may be shared between threads while pieces are cut out
 /// of it ([`Producer::CUTS`]). Only [`Cuts::SHARED`] makes one, and only for a producer
 /// that is `Sync`; the loop driver shares `&P` between threads only while it holds one.
-pub struct Cuts<P>(PhantomData<fn() -> P>);
+/// Invariant in `P`, so that no proof for one type passes for another.
+pub struct Cuts<P>(PhantomData<fn(P) -> P>);
 
 impl<P> Clone for Cuts<P> {
     fn clone(&self) -> Self {
