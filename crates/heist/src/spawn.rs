@@ -12,13 +12,15 @@
 //!   slot runs (or waits for) them first; the owner's pop gate keeps such a sync off the
 //!   fast path (`Owner::set_spawn_top`, with a link from each spawned slot to the one
 //!   below it).
-//! - A worker that runs a slot it did not push itself, or a spawned slot it popped,
-//!   drains what the task left in its deque before the task counts as finished
-//!   (`run_draining`). So `DONE` on a slot means its task and every task it spawned into
-//!   worker deques are finished.
-//! - A scope therefore needs no count for tasks spawned on its own worker or inside slot
-//!   runs: it drains its worker's deque down to its base. Only tasks spawned from other
-//!   places (another thread, a root or heap job on another worker) are counted.
+//! - A worker that runs a join branch it did not push itself drains what the branch left
+//!   in its deque before storing `DONE` (`run_draining`); a spawned slot its owner popped
+//!   leaves what it spawned to the drain that popped it (`run_spawned`), which goes on in
+//!   a loop. A spawned task taken from elsewhere (stolen, handed out, spilled) waits for
+//!   nothing: the scope tasks it spawns are counted (`run_counting`).
+//! - A scope therefore needs no count for tasks spawned on its own worker or inside the
+//!   runs above: it drains its worker's deque down to its base. Tasks spawned from other
+//!   places (another thread, a heap job, a spawned task taken from elsewhere) are
+//!   counted.
 //! - Detached tasks are counted per worker (`Counts`): made where spawned, done where
 //!   run; a barrier reads the done counts, then the made counts.
 
@@ -75,8 +77,8 @@ pub(crate) fn run_draining<R>(w: &Worker, f: impl FnOnce() -> R) -> R {
 }
 
 /// Whether a scope task spawned on `w` for a scope owned by `owner` is found by draining:
-/// `w` is the scope's own worker (whose deque the scope drains), or `w` runs a slot (which
-/// drains before it finishes).
+/// `w` is the scope's own worker (whose deque the scope drains), or `w` runs a slot whose
+/// leftovers a drain finds before it counts as finished (`Frames::in_slot`).
 pub(crate) fn drained_on(w: &Worker, owner: usize) -> bool {
     w as *const Worker as usize == owner || w.frames().in_slot()
 }
@@ -331,9 +333,28 @@ where
 {
     // SAFETY: the contract above.
     let (job, w) = unsafe { ((*slot).take_spawn::<F>(), &*w.cast::<Worker>()) };
-    run_draining(w, || job(w)).finish(w);
+    run_counting(w, job);
     // SAFETY: the contract above; the store is the thief's last touch.
     unsafe { (*slot).thief.store(task::DONE, Release) };
+}
+
+/// Runs a spawned task that this worker took from elsewhere (a steal, a relay hand-out,
+/// an overflow) in a `Task` frame, so that the scope tasks it spawns are counted in their
+/// scopes (`drained_on`), and finishes it at once: it waits for none of them. Drained
+/// here instead, a task stolen back and forth between two workers would wait for its
+/// children, each wait running the next stolen task nested inside it (leapfrogging), and
+/// a search whose tasks spawn their children and return ran out of stack on two workers.
+/// What it leaves in the deque is counted, or belongs to a scope of this worker's own;
+/// the frame around drains it (the steal's `run_taken`, a relay batch's join).
+pub(crate) fn run_counting<F>(w: &Worker, job: F)
+where
+    F: FnOnce(&Worker) -> Then,
+{
+    let depth = w.owner().depth();
+    let task = w.frames().enter(Frame::Task(depth));
+    let then = job(w);
+    drop(task);
+    then.finish(w);
 }
 
 /// `Entry::run_popped` of a `Spawn` slot.

@@ -57,8 +57,8 @@ where
     r.sleep.wake_one();
 }
 
-/// Runs a spilled job on `w`, then what it left in the deque, then releases what it holds.
-/// Never unwinds: scope and detached tasks catch their panics.
+/// Runs a spilled job on `w`, then releases what it holds. Never unwinds: scope and
+/// detached tasks catch their panics.
 ///
 /// # Safety
 /// `data` is a `Spilled<F>` made by `spill`, run once.
@@ -68,14 +68,15 @@ where
 {
     // SAFETY: the contract above.
     let Spilled { job, count } = *unsafe { Box::from_raw(data.cast_mut().cast::<Spilled<F>>()) };
-    let then = crate::spawn::run_draining(w, || job(w));
-    match count {
-        Some(c) => {
+    // The tasks it spawns are counted (`run_counting`), so it holds its own count only
+    // while it runs; the `run_taken` around drains what it leaves.
+    crate::spawn::run_counting(w, |w| match (job(w), count) {
+        (then, None) => then,
+        (then, Some(c)) => {
             debug_assert!(matches!(then, Then::Nothing));
-            Then::Release(c).finish(w);
+            Then::Release(c)
         }
-        None => then.finish(w),
-    }
+    });
 }
 
 /// Lace: takes the oldest spilled job of `victim`, whose deque had nothing to steal, and

@@ -239,6 +239,18 @@ impl Worker {
         self.stack
     }
 
+    /// Whether more than half of this worker's stack is in use. Such a worker takes no
+    /// more work from others while it waits (it still answers thieves, and runs what it
+    /// was sent and its own tasks): every task taken up in a wait runs nested in it, and a
+    /// chain of waits, each for a task stolen back by the other side, could otherwise
+    /// outgrow the stack. False where the stack is unknown, or the caller's frame is not
+    /// on it (AddressSanitizer's fake stacks).
+    pub(crate) fn deep(&self) -> bool {
+        let (lo, hi) = self.stack;
+        let here = stack_here();
+        lo < here && here < lo + (hi - lo) / 2
+    }
+
     /// Runs `a` and `b`, potentially in parallel, and returns both results.
     ///
     /// `b` is pushed onto this worker's deque (stored in the deque itself when it fits),

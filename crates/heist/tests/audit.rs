@@ -647,7 +647,7 @@ fn a_search_whose_tasks_spawn_their_children_and_return_does_not_grow_the_stack(
     const SPINE: usize = 5_000;
     const LEAVES: usize = 20;
     for s in SCHEDULERS {
-        for workers in [1, 2] {
+        for workers in [1, 2, 3] {
             for capacity in [8, 1 << 14] {
                 let p = Pool::builder()
                     .workers(workers)

@@ -58,6 +58,9 @@ impl Schedule for Lace {
     fn await_stolen(&self, w: &Worker, slot: &Slot) {
         let mut fails = 0u32;
         w.wait_for_thief(slot, |thief| {
+            if w.deep() {
+                return false;
+            }
             let found = if fails < LEAP_TRIES {
                 self.steal_from(w, thief)
             } else {
@@ -70,9 +73,11 @@ impl Schedule for Lace {
         w.owner().pop_stolen();
     }
 
-    /// A victim's shared deque part first, then its overflow of spawned tasks (`spill`).
+    /// A victim's shared deque part first, then its overflow of spawned tasks (`spill`);
+    /// nothing while `w`'s stack is deep (`Worker::deep`).
     fn steal(&self, w: &Worker, victim: Option<usize>) -> bool {
-        victim.is_some_and(|v| self.steal_from(w, v) || crate::spill::steal(w, v))
+        let v = victim.filter(|_| !w.deep());
+        v.is_some_and(|v| self.steal_from(w, v) || crate::spill::steal(w, v))
     }
 
     /// Thieves ask through the gate itself: nothing to answer.

@@ -603,7 +603,10 @@ fn steal(w: &Worker, victim: usize) -> bool {
         }
         return true;
     }
-    if !l.outstanding() && may_request(w) {
+    // A worker deep in its stack asks for no more work while it runs tasks (it still runs
+    // an answer to a request already out, which its victim handed over for good).
+    let deep = w.deep() && !w.frames().idle();
+    if !l.outstanding() && may_request(w) && !deep {
         let to = l.last_victim.take().unwrap_or(victim as u32);
         adapt(w);
         l.sent_at.set(Some(Instant::now()));
