@@ -15,7 +15,8 @@
 //! sleep handshake); under relay a victim hands the older half of its list to a steal
 //! request (`Peer::take_tasks`), and a worker with a non-empty list is not idle, so
 //! termination waits for its tasks. No drain finds a spilled task, so each is counted:
-//! a scope task in its scope's count, a detached task in the detached counts.
+//! a scope task in its scope's count, a detached task in the detached counts; and, run
+//! from elsewhere, it waits for none of what it spawns (`spawn::run_counting`).
 
 use crate::spawn::Then;
 use crate::stats::stat;
@@ -29,8 +30,8 @@ struct Spilled<F> {
     count: Option<*const AtomicUsize>,
 }
 
-/// Queues `job` on `w`'s overflow. With `count`, the job holds one of it until it and
-/// what it leaves in the deque are done.
+/// Queues `job` on `w`'s overflow. With `count`, the job holds one of it while it runs
+/// (what it spawns is counted by itself: `spawn::run_counting`).
 ///
 /// # Safety
 /// What `job` borrows lives until the job has run: `count` is a count that the owner of
