@@ -54,8 +54,9 @@ where
     let r = w.registry();
     r.queue_job(w.index(), job);
     stat!(w.counters(), spills);
-    // The list is visible work now (a Lace sleeper's last look sees it).
-    r.sleep.wake_one();
+    // The list is visible work now (a Lace sleeper's last look sees it); the sleeper
+    // woken looks here first.
+    r.sleep.wake_one_for(w.index());
 }
 
 /// Runs a spilled job on `w`, then releases what it holds. Never unwinds: scope and

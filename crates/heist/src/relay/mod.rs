@@ -25,6 +25,7 @@ mod loom_channel;
 mod loom_gate;
 #[cfg(all(test, loom))]
 mod loom_termination;
+mod park;
 mod peer;
 mod request;
 pub(crate) mod split;
@@ -37,13 +38,14 @@ use crate::lace::deque::{Deque, Home, Owner, Pop};
 use crate::offer::{Offer, OfferSlot};
 use crate::pool::BuildError;
 use crate::registry::{Injected, Registry};
-use crate::sched::Schedule;
+use crate::sched::{Held, Schedule};
 use crate::stats::stat;
-use crate::sync::{fence, AtomicBool, AtomicU64, Padded};
+use crate::sync::{fence, AtomicBool, AtomicU64, AtomicUsize, Padded};
 use crate::task::Slot;
+use crate::worker::InWorkerSeat;
 use crate::worker::{Job, Worker};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::atomic::{Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -110,17 +112,20 @@ pub(crate) struct Channels<B = Batch> {
 
 impl<B: Copy> Channels<B> {
     /// Channels for a pool of `n` workers: n−1 foreign requests, the worker's own
-    /// returned one, and as many again of slack for the manager's updates.
+    /// returned one, and three times as many again for the manager's updates. An update
+    /// reports a worker's end of an idle period; a victim's answer, a hand-out to the
+    /// worker while it was parked, and its own lifeline or offer take may each report the
+    /// same period while the manager runs a long task and does not poll.
     #[cfg(all(test, loom))]
     pub(crate) fn new(n: usize) -> Channels<B> {
         Channels::try_new(n).expect("a model's channels fit in memory")
     }
 
-    /// `new`, or the allocation that failed (each worker's request channel holds 2n
+    /// `new`, or the allocation that failed (each worker's request channel holds 4n
     /// requests, so the channels of a pool take memory in n²).
     pub(crate) fn try_new(n: usize) -> Result<Channels<B>, crate::mem::NoMemory> {
         Ok(Channels {
-            requests: channel::Mpsc::try_new(2 * n)?,
+            requests: channel::Mpsc::try_new(4 * n)?,
             tasks: channel::Spsc::try_new(2)?,
         })
     }
@@ -168,6 +173,8 @@ pub(crate) struct Relay {
     /// The barrier asked when the pool was closed (0: not closed): its workers stop once
     /// it is answered (`Schedule::quiet`).
     closing: AtomicU64,
+    /// How many workers are parked (a hint for pushers, read on their slow path).
+    parked: AtomicUsize,
 }
 
 struct PerWorker {
@@ -177,6 +184,13 @@ struct PerWorker {
     /// sends a new one after an answer. The request then goes home unanswered: it has
     /// work.
     took_offer: AtomicBool,
+    /// While the worker sleeps: `PARKED`, its status and whether its request is out
+    /// (`park_word`); 0 otherwise. A pusher that claims the word hands it tasks
+    /// (`serve_parked`).
+    parked: AtomicUsize,
+    /// Tasks handed to the worker while it was parked (more than one batch if it parked
+    /// again before a pusher that claimed it had written its batch).
+    handed: std::sync::Mutex<Vec<Batch>>,
     state: Padded<Owned>,
 }
 
@@ -194,7 +208,7 @@ impl Relay {
     pub(crate) fn try_new(workers: usize) -> Result<Relay, BuildError> {
         let no_room = |bytes| {
             let what =
-                format!("the relay channels of {workers} workers (2 × {workers} requests each)");
+                format!("the relay channels of {workers} workers (4 × {workers} requests each)");
             crate::registry::out_of_memory(what, bytes)
         };
         let mut all = Vec::new();
@@ -204,6 +218,8 @@ impl Relay {
             all.push(PerWorker {
                 channels: Channels::try_new(workers).map_err(|e| no_room(e.bytes))?,
                 took_offer: AtomicBool::new(false),
+                parked: AtomicUsize::new(0),
+                handed: std::sync::Mutex::new(Vec::new()),
                 state: Padded(Owned(WorkerState::default())),
             });
         }
@@ -211,6 +227,7 @@ impl Relay {
             workers: all.into_boxed_slice(),
             barriers: Barriers::default(),
             new_work_epoch: AtomicU64::new(0),
+            parked: AtomicUsize::new(0),
             started: AtomicUsize::new(0),
             closing: AtomicU64::new(0),
         })
@@ -296,8 +313,13 @@ impl Schedule for Relay {
     }
 
     /// A slot below `o_split` was handed out: it stays with its thief.
-    fn take_back(&self, w: &Worker, slot: &Slot) -> bool {
-        w.owner().is_private(slot)
+    fn take_back<'w>(&self, w: &'w Worker, slot: &Slot) -> Option<Held<'w, InWorkerSeat>> {
+        w.owner().take_back(slot, false)
+    }
+
+    /// Takes half of the victim's private tasks as a batch (`park::lifeline`).
+    fn lifeline(&self, w: &Worker, victim: usize) -> bool {
+        park::lifeline(self, w, victim)
     }
 
     /// Only the manager takes jobs from outside: workers backing off should ask it for
@@ -321,7 +343,9 @@ impl Schedule for Relay {
     /// channels (or, for the manager, the injector).
     fn work_visible(&self, w: &Worker) -> bool {
         let r = w.registry();
-        (takes_from_outside(w) && r.injector_has(w.roots())) || self.channels(w.index()).pending()
+        (takes_from_outside(w) && r.injector_has(w.roots()))
+            || self.channels(w.index()).pending()
+            || park::handed_something(w)
     }
 
     fn barrier_pending(&self) -> bool {
@@ -375,6 +399,14 @@ impl Schedule for Relay {
         split::Waiting::take(w)
     }
 
+    fn parking(&self, w: &Worker, asleep: bool) {
+        if asleep {
+            park::park(w);
+        } else {
+            park::unpark(w);
+        }
+    }
+
     /// A thief whose request is out marks it answered before the take: the owner whose
     /// offer it takes then sends the request home instead of splitting for it (the
     /// owner's failed take-back acquires the take, and so the mark). A thief the manager
@@ -416,6 +448,8 @@ pub(crate) struct WorkerState {
     backoff_epoch: Cell<u64>,
     /// When our request last went out.
     sent_at: Cell<Option<Instant>>,
+    /// Tasks a lifeline of ours took, to run at the next search.
+    lifeline: Cell<Option<Batch>>,
 }
 
 impl WorkerState {
@@ -468,6 +502,7 @@ impl Default for WorkerState {
             backoff: Cell::new(Duration::ZERO),
             backoff_epoch: Cell::new(0),
             sent_at: Cell::new(None),
+            lifeline: Cell::new(None),
         }
     }
 }
@@ -476,6 +511,7 @@ impl Default for WorkerState {
 /// loops, and by `heist::poll`.
 fn poll(w: &Worker) {
     state(w).spawned.set(true);
+    let _held = w.owner().hold();
     lower_gate_then_fence(w.owner());
     let r = w.registry();
     if w.index() as u32 == MANAGER {
@@ -486,6 +522,7 @@ fn poll(w: &Worker) {
         }
     }
     request::handle_waiting(w);
+    park::serve_parked(w);
 }
 
 /// A thief's take of an offer, with `mark` (its `took_offer`, while its request is out)
@@ -588,6 +625,15 @@ pub(crate) fn lower_gate_then_fence<H: Home>(owner: &Owner<H>) {
 fn steal(w: &Worker, victim: usize) -> bool {
     poll(w);
     let l = state(w);
+    let ours = l.lifeline.take();
+    let got = ours.or_else(|| park::take_handed(w));
+    if let Some(batch) = got {
+        // Our request, if out, stays out: it goes home when it reaches a victim, and
+        // whatever status it carries is overruled.
+        l.resume_working();
+        run_batch(w, batch);
+        return true;
+    }
     if let Some(batch) = relay(w).channels(w.index()).tasks.recv() {
         stat!(
             w.counters(),
