@@ -35,8 +35,10 @@ pub(crate) enum Frame {
     /// A wait in a barrier that termination detection answers: the tasks below it count
     /// as idle.
     Barrier,
-    /// A slot's task (stolen, handed out, or popped by this worker): what it leaves in
-    /// the deque is drained before it counts as finished (`crate::spawn::run_draining`).
+    /// A slot's task whose leftovers in the deque a drain finds before it counts as
+    /// finished: a join branch, stolen, handed out or popped (`crate::spawn::run_draining`),
+    /// or a spawned task its owner popped (`crate::spawn::run_spawned`: the drain that
+    /// popped it goes on).
     Slot(u32),
     /// A `Worker::scope`: its tasks lie from this depth, above its mark; its end drains
     /// the deque down to the mark.
@@ -205,9 +207,10 @@ impl Frames {
         }
     }
 
-    /// Whether the innermost task this worker runs is a slot's, which drains what it
-    /// leaves before it finishes; false in a heap job (a root, a job from outside) or a
-    /// team's or reduction's task.
+    /// Whether the innermost task this worker runs is a slot's, whose leftovers a drain
+    /// finds before it finishes; false in a heap job (a root, a job from outside), a
+    /// spawned task taken from elsewhere (`crate::spawn::run_counting`), or a team's or
+    /// reduction's task.
     pub(crate) fn in_slot(&self) -> bool {
         matches!(
             self.innermost(|f| matches!(f, Frame::Slot(_))),

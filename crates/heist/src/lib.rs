@@ -260,6 +260,7 @@ mod loom_latch;
 mod loom_offer;
 #[cfg(all(test, loom))]
 mod loom_sleep;
+mod mem;
 mod offer;
 mod par;
 mod pool;
@@ -271,6 +272,7 @@ mod sched;
 mod scope;
 mod sleep;
 mod spawn;
+mod spill;
 mod stats;
 mod sync;
 mod task;

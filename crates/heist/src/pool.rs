@@ -61,8 +61,18 @@ pub enum BuildError {
     BadWorkersVar(String),
     /// `HEIST_SCHEDULER` or a scheduler name is neither `lace` nor `relay`.
     UnknownScheduler(String),
-    /// The operating system refused to start a worker thread.
+    /// The operating system refused to start a worker thread (the error says which, and
+    /// why).
     Spawn(String),
+    /// The pool does not fit in memory: the allocation for `what` (`bytes` bytes) failed.
+    /// Ask for fewer workers, or for a smaller
+    /// [`deque_capacity`](PoolBuilder::deque_capacity).
+    OutOfMemory {
+        /// What the memory was for.
+        what: String,
+        /// The size of the allocation that failed.
+        bytes: usize,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -87,6 +97,11 @@ impl fmt::Display for BuildError {
                 "unknown scheduler {v:?} (HEIST_SCHEDULER and Scheduler names are `lace` or `relay`)"
             ),
             BuildError::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
+            BuildError::OutOfMemory { what, bytes } => write!(
+                f,
+                "out of memory: could not allocate {bytes} bytes for {what} \
+                 (ask for fewer workers or a smaller deque capacity)"
+            ),
         }
     }
 }
@@ -125,7 +140,10 @@ impl PoolBuilder {
         self
     }
 
-    /// Slots per worker deque (default 16384). A full deque runs new tasks inline.
+    /// Slots per worker deque (default 16384). On a full deque `join` runs its second
+    /// half inline, and a spawned task goes to the worker's overflow (a queue that grows,
+    /// and that idle workers take from). The memory is reserved up front and used as deep
+    /// as the deque fills.
     pub fn deque_capacity(mut self, slots: usize) -> Self {
         self.capacity = slots;
         self
@@ -208,7 +226,7 @@ impl PoolBuilder {
             Some(s) => s,
             None => scheduler_from_env()?,
         };
-        let mut registry = Registry::new(workers, scheduler, self.capacity);
+        let mut registry = Registry::new(workers, scheduler, self.capacity)?;
         registry.detached.handler = self.panic_handler.take();
         registry.lifecycle = std::mem::take(&mut threads.lifecycle);
         let registry = Arc::new(registry);
@@ -227,9 +245,9 @@ impl PoolBuilder {
                 worker::main(r, i)
             };
             let spawn = threads.spawn.as_deref_mut();
-            if let Some(h) = spawn_worker(spawn, i, name, self.stack_size, start)? {
-                started.threads.push(h);
-            }
+            let spawned = spawn_worker(spawn, i, name, self.stack_size, start)
+                .map_err(|e| BuildError::Spawn(format!("worker {i} of {workers}: {e}")))?;
+            started.threads.extend(spawned);
         }
         let threads = mem::take(&mut started.threads);
         mem::forget(started);
@@ -246,7 +264,7 @@ fn spawn_worker(
     name: Option<String>,
     stack_size: Option<usize>,
     start: impl FnOnce() + Send + 'static,
-) -> Result<Option<JoinHandle<()>>, BuildError> {
+) -> std::io::Result<Option<JoinHandle<()>>> {
     let spawned = match handler {
         Some(h) => h(crate::compat::ThreadBuilder::new(
             i,
@@ -264,7 +282,7 @@ fn spawn_worker(
             b.spawn(start).map(Some)
         }
     };
-    spawned.map_err(|e| BuildError::Spawn(e.to_string()))
+    spawned
 }
 
 /// The workers `build` has started; stopped if it returns early or unwinds.
@@ -306,8 +324,8 @@ fn scheduler_from_env() -> Result<Scheduler, BuildError> {
 
 /// A pool of worker threads.
 ///
-/// Dropping a pool waits until its detached tasks have finished (as [`Pool::barrier`]
-/// does, discarding a panic among them), then stops its workers.
+/// Dropping a pool does not wait for its detached tasks (see `Drop`): call
+/// [`Pool::barrier`] first to wait for them.
 ///
 /// ```
 /// fn fib(w: &heist::Worker, n: u64) -> u64 {
@@ -453,14 +471,16 @@ impl Pool {
 }
 
 impl Pool {
-    /// Spawns a `'static` task with no handle; [`Pool::barrier`] waits for it.
+    /// Spawns a `'static` task with no handle; [`Pool::barrier`] waits for it (dropping
+    /// the pool does not).
     ///
     /// A panic in the task is never lost. It goes to the panic handler if the pool was
     /// built with [`PoolBuilder::panic_handler`](crate::PoolBuilder::panic_handler).
     /// Otherwise the first such panic is re-raised by the next [`Pool::barrier`], or, if
     /// no barrier runs before the pool is dropped, by `Pool::drop`; later ones before that
-    /// barrier are dropped. If the pool's last handle is dropped inside one of its own
-    /// tasks, nobody is left to re-raise it, and the process aborts with a message.
+    /// barrier are dropped. A task that panics once the pool's last handle is dropped, or
+    /// on the global pool (see [`global`]), has nobody to re-raise it to, and the process
+    /// aborts with a message, as rayon's does.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -498,30 +518,38 @@ impl Pool {
 fn shut_down(registry: &Registry, threads: Vec<JoinHandle<()>>) {
     registry.terminate.store(true, SeqCst);
     registry.sleep.wake_all();
+    join(threads);
+}
+
+/// Waits for stopped workers' threads to end.
+fn join(threads: Vec<JoinHandle<()>>) {
     for t in threads {
         let _ = t.join();
     }
 }
 
-/// Waits for the pool's detached tasks, then stops its workers. A panic among those
-/// tasks that no barrier re-raised (and no panic handler took) is re-raised here, after
-/// the workers have stopped; if the thread is already panicking it is dropped instead.
+/// Stops the pool without waiting for its detached tasks, as rayon's `ThreadPool` does:
+/// a task may itself wait for the dropping thread. The workers run every task still
+/// queued and then stop. With none left, the drop stops the workers at once and waits
+/// for the threads it started itself to end (their exit handlers included); otherwise
+/// they end by themselves. [`Pool::barrier`] before the drop waits for the tasks.
 ///
-/// Dropped inside one of its own tasks (the last handle moved into a detached task), the
-/// pool cannot wait there: the drop returns at once, and the workers run every task still
-/// queued and then stop. A detached panic then has nobody to reach: the process aborts
-/// with a message unless a panic handler is set.
+/// A detached panic that no barrier re-raised (and no panic handler took) is re-raised
+/// here, outside the pool; if the thread is already panicking it is dropped instead. A
+/// detached task that panics after the drop, with no panic handler, has nobody to reach:
+/// the process aborts with a message.
 impl Drop for Pool {
     fn drop(&mut self) {
         let threads = mem::take(&mut self.threads);
-        if worker::current_in(&self.registry).is_some() {
-            // The handles are dropped: the threads detach and end by themselves.
-            crate::barrier::close_inside(&self.registry);
-            return;
+        let inside = worker::current_in(&self.registry).is_some();
+        // Inside one of its own tasks no panic can be re-raised to the owner.
+        let kept = crate::barrier::close(&self.registry, !inside);
+        let own_threads = threads.len() == self.registry.workers();
+        if !inside && crate::barrier::settle(&self.registry, own_threads) {
+            join(threads);
         }
-        let waited = panic::catch_unwind(AssertUnwindSafe(|| self.barrier()));
-        shut_down(&self.registry, threads);
-        if let Err(p) = waited {
+        // Otherwise the handles are dropped: the threads detach and end by themselves.
+        if let Some(p) = kept {
             if std::thread::panicking() {
                 task::drop_panic(p);
             } else {
@@ -535,18 +563,31 @@ static GLOBAL: OnceLock<Result<Pool, BuildError>> = OnceLock::new();
 
 /// The global pool, started on first use with `HEIST_WORKERS` workers (all cores if
 /// unset) and `HEIST_SCHEDULER` (Lace if unset).
+///
+/// Nobody drops the global pool, and rayon programs call no barrier: a detached task of
+/// the global pool that panics with no panic handler aborts the process, as in rayon.
 pub fn global() -> Result<&'static Pool, BuildError> {
     GLOBAL
-        .get_or_init(|| Pool::builder().build())
+        .get_or_init(|| Pool::builder().build().inspect(Pool::make_global))
         .as_ref()
         .map_err(Clone::clone)
 }
 
 /// Makes `pool` the global pool; gives it back if the global pool exists already.
 pub(crate) fn set_global(pool: Pool) -> Result<(), Pool> {
-    GLOBAL
-        .set(Ok(pool))
-        .map_err(|p| p.expect("only an `Ok` was offered"))
+    pool.make_global();
+    GLOBAL.set(Ok(pool)).map_err(|p| {
+        let p = p.expect("only an `Ok` was offered");
+        p.registry.detached.global.store(false, SeqCst);
+        p
+    })
+}
+
+impl Pool {
+    /// Marks this pool as the global one, which nobody drops (see `barrier::hand_on`).
+    fn make_global(&self) {
+        self.registry.detached.global.store(true, SeqCst);
+    }
 }
 
 /// The global pool, or a panic whose message says which setting is wrong.

@@ -4,7 +4,7 @@
 //! (`Pool`, its builder, the global pool) is in `pool.rs`.
 
 use crate::frame::Roots;
-use crate::pool::Scheduler;
+use crate::pool::{BuildError, Scheduler};
 use crate::sched::{Deque, Sched, Schedule};
 use crate::sleep::Sleep;
 use crate::stats::Counters;
@@ -57,6 +57,11 @@ unsafe impl Sync for Seat {}
 // the registry alive meanwhile; the registry moves or drops with the seat empty.
 unsafe impl Send for Seat {}
 
+/// The error for an allocation of `bytes` for `what` that failed.
+pub(crate) fn out_of_memory(what: String, bytes: usize) -> BuildError {
+    BuildError::OutOfMemory { what, bytes }
+}
+
 impl Seat {
     fn new() -> Seat {
         Seat(UnsafeCell::new(MaybeUninit::uninit()))
@@ -92,10 +97,33 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    pub(crate) fn new(workers: usize, scheduler: Scheduler, capacity: usize) -> Registry {
-        let infos = (0..workers)
-            .map(|_| WorkerInfo {
-                deque: Deque::new(capacity),
+    /// The shared state of a pool of `workers` whose deques hold `capacity` slots, or an
+    /// error that says what did not fit in memory.
+    pub(crate) fn new(
+        workers: usize,
+        scheduler: Scheduler,
+        capacity: usize,
+    ) -> Result<Registry, BuildError> {
+        let deques = || {
+            let slots = capacity + 1;
+            let each = crate::mem::bytes_of::<crate::task::Slot>(slots);
+            let mib = each.saturating_mul(workers) >> 20;
+            format!(
+                "the deques of {workers} workers ({slots} slots of {} bytes each, {mib} MiB in all)",
+                std::mem::size_of::<crate::task::Slot>()
+            )
+        };
+        let mut infos = Vec::new();
+        infos.try_reserve_exact(workers).map_err(|_| {
+            out_of_memory(
+                format!("the shared state of {workers} workers"),
+                crate::mem::bytes_of::<WorkerInfo>(workers),
+            )
+        })?;
+        for _ in 0..workers {
+            let deque = Deque::try_new(capacity).map_err(|e| out_of_memory(deques(), e.bytes))?;
+            infos.push(WorkerInfo {
+                deque,
                 counters: Counters::default(),
                 jobs: Mutex::new(VecDeque::new()),
                 jobs_len: AtomicUsize::new(0),
@@ -103,11 +131,11 @@ impl Registry {
                 has_mail: AtomicBool::new(false),
                 offer: crate::offer::OfferSlot::new(),
                 seat: Seat::new(),
-            })
-            .collect();
-        Registry {
-            infos,
-            sched: Sched::new(scheduler, workers),
+            });
+        }
+        Ok(Registry {
+            infos: infos.into_boxed_slice(),
+            sched: Sched::new(scheduler, workers)?,
             sleep: Sleep::new(workers),
             injector: Mutex::new(VecDeque::new()),
             injected: AtomicUsize::new(0),
@@ -119,7 +147,7 @@ impl Registry {
             reductions: crate::reduce::Board::new(),
             lifecycle: Default::default(),
             spawns: crate::spawn::Counts::new(workers),
-        }
+        })
     }
 
     pub(crate) fn workers(&self) -> usize {
@@ -196,6 +224,11 @@ impl Registry {
     /// Takes the newest heap job of worker `w` (its own, LIFO).
     pub(crate) fn take_newest_job(&self, w: usize) -> Option<Job> {
         self.take_jobs(w, VecDeque::pop_back).flatten()
+    }
+
+    /// Takes the oldest heap job of worker `w` (a thief's, from the front).
+    pub(crate) fn take_oldest_job(&self, w: usize) -> Option<Job> {
+        self.take_jobs(w, VecDeque::pop_front).flatten()
     }
 
     /// Takes the older half of worker `w`'s heap jobs, rounded up.

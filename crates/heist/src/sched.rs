@@ -12,7 +12,7 @@
 
 use crate::lace::Lace;
 use crate::offer::{Offer, OfferSlot};
-use crate::pool::Scheduler;
+use crate::pool::{BuildError, Scheduler};
 use crate::registry::{Injected, Registry};
 use crate::relay::Relay;
 use crate::task::Slot;
@@ -51,7 +51,7 @@ pub(crate) trait Schedule {
     fn take_injected(&self, w: &Worker) -> Option<Job>;
 
     /// `w` will not push for a while (it runs a spawned task of its own in place, or
-    /// fills a batch): answers thieves waiting for it, as a push would.
+    /// spills to its overflow): answers thieves waiting for it, as a push would.
     fn answer_thieves(&self, w: &Worker);
 
     /// Makes `slot`, a slot of `w`'s deque below its top, private again unless a thief
@@ -85,6 +85,26 @@ pub(crate) trait Schedule {
     /// by the scheduler's own means and returns true, or returns false to leave it to the
     /// pool's count of detached tasks.
     fn barrier_at_root(&self, r: &Arc<Registry>, w: Option<&Worker>) -> bool;
+
+    /// The pool's last handle was dropped (`barrier::close`): its workers stop once every
+    /// detached task is done and the scheduler is `quiet`.
+    fn close(&self, _r: &Registry) {}
+
+    /// Whether the workers of a closed pool may stop once its detached tasks are done:
+    /// no task handed out between them waits to be taken. Always, under Lace, where a
+    /// thief runs what it takes at once.
+    fn quiet(&self) -> bool {
+        true
+    }
+
+    /// The drop of a closed pool with no detached task left: waits until the scheduler
+    /// is `quiet` (`other`: the caller is a worker of another pool, which keeps working)
+    /// and returns true, or returns false if it cannot wait (the workers stop by
+    /// themselves). `all_started`: every worker's thread has started or was started by
+    /// the pool itself (not by a spawn handler, which may never run it).
+    fn settle(&self, _r: &Registry, _other: Option<&Worker>, _all_started: bool) -> bool {
+        true
+    }
 
     /// The loop driver's question once `w`'s gate is raised: does a thief want part of
     /// the running loop?
@@ -127,12 +147,12 @@ macro_rules! dispatch {
 }
 
 impl Sched {
-    /// The scheduler `kind` for a pool of `workers`.
-    pub(crate) fn new(kind: Scheduler, workers: usize) -> Sched {
-        match kind {
+    /// The scheduler `kind` for a pool of `workers`, or what did not fit in memory.
+    pub(crate) fn new(kind: Scheduler, workers: usize) -> Result<Sched, BuildError> {
+        Ok(match kind {
             Scheduler::Lace => Sched::Lace(Lace),
-            Scheduler::Relay => Sched::Relay(Relay::new(workers)),
-        }
+            Scheduler::Relay => Sched::Relay(Relay::try_new(workers)?),
+        })
     }
 
     /// Which scheduler this is.
@@ -231,6 +251,18 @@ impl Schedule for Sched {
     #[inline]
     fn barrier_at_root(&self, r: &Arc<Registry>, w: Option<&Worker>) -> bool {
         dispatch!(self, s => s.barrier_at_root(r, w))
+    }
+
+    fn close(&self, r: &Registry) {
+        dispatch!(self, s => s.close(r))
+    }
+
+    fn quiet(&self) -> bool {
+        dispatch!(self, s => s.quiet())
+    }
+
+    fn settle(&self, r: &Registry, other: Option<&Worker>, all_started: bool) -> bool {
+        dispatch!(self, s => s.settle(r, other, all_started))
     }
 
     #[inline]

@@ -166,10 +166,12 @@ impl<'scope> Scope<'scope> {
             shared.pending.fetch_add(1, Relaxed);
             // SAFETY: the scope waits for its count, which this task holds until `Then`
             // releases it, after the task and what it left in the deque are done.
-            spawn::push(w, move |w: &Worker| unsafe {
+            let job = move |w: &Worker| unsafe {
                 run_task(f, to, w);
                 Then::Release(&raw const (*to.0).pending)
-            });
+            };
+            // SAFETY: as above: the job releases a count its scope waits for.
+            unsafe { spawn::push(w, job, None) };
         }
     }
 
@@ -201,12 +203,16 @@ where
     F: FnOnce(&Scope<'scope>) + Send + 'scope,
 {
     let to = SharedPtr(shared);
-    // SAFETY: the drain that finds the task comes before the scope ends, so the scope
-    // outlives it.
-    spawn::push(w, move |w: &Worker| {
+    let job = move |w: &Worker| {
+        // SAFETY: the scope is alive while its task runs (below).
         unsafe { run_task(f, to, w) };
         Then::Nothing
-    });
+    };
+    // SAFETY: `shared` is the scope's, alive while the spawning task runs. The drain that
+    // finds the task comes before the scope ends (`drained_on`), so the scope outlives
+    // it; spilled from a full deque, where no drain finds it, it is counted in
+    // `pending`, which the scope waits for.
+    unsafe { spawn::push(w, job, Some(&raw const (*shared).pending)) };
 }
 
 /// A scope's shared part, as a task holds it.

@@ -12,13 +12,15 @@
 //!   slot runs (or waits for) them first; the owner's pop gate keeps such a sync off the
 //!   fast path (`Owner::set_spawn_top`, with a link from each spawned slot to the one
 //!   below it).
-//! - A worker that runs a slot it did not push itself, or a spawned slot it popped,
-//!   drains what the task left in its deque before the task counts as finished
-//!   (`run_draining`). So `DONE` on a slot means its task and every task it spawned into
-//!   worker deques are finished.
-//! - A scope therefore needs no count for tasks spawned on its own worker or inside slot
-//!   runs: it drains its worker's deque down to its base. Only tasks spawned from other
-//!   places (another thread, a root or heap job on another worker) are counted.
+//! - A worker that runs a join branch it did not push itself drains what the branch left
+//!   in its deque before storing `DONE` (`run_draining`); a spawned slot its owner popped
+//!   leaves what it spawned to the drain that popped it (`run_spawned`), which goes on in
+//!   a loop. A spawned task taken from elsewhere (stolen, handed out, spilled) waits for
+//!   nothing: the scope tasks it spawns are counted (`run_counting`).
+//! - A scope therefore needs no count for tasks spawned on its own worker or inside the
+//!   runs above: it drains its worker's deque down to its base. Tasks spawned from other
+//!   places (another thread, a heap job, a spawned task taken from elsewhere) are
+//!   counted.
 //! - Detached tasks are counted per worker (`Counts`): made where spawned, done where
 //!   run; a barrier reads the done counts, then the made counts.
 
@@ -29,7 +31,6 @@ use crate::sync::Padded;
 use crate::task::{self, Context, Entry, Kind, Panic, Slot};
 use crate::worker::Worker;
 use std::marker::PhantomData;
-use std::ptr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Acquire, Ordering::Release};
 
 /// What a spawned task's slot run does once the tasks it left in the deque are done.
@@ -76,8 +77,8 @@ pub(crate) fn run_draining<R>(w: &Worker, f: impl FnOnce() -> R) -> R {
 }
 
 /// Whether a scope task spawned on `w` for a scope owned by `owner` is found by draining:
-/// `w` is the scope's own worker (whose deque the scope drains), or `w` runs a slot (which
-/// drains before it finishes).
+/// `w` is the scope's own worker (whose deque the scope drains), or `w` runs a slot whose
+/// leftovers a drain finds before it counts as finished (`Frames::in_slot`).
 pub(crate) fn drained_on(w: &Worker, owner: usize) -> bool {
     w as *const Worker as usize == owner || w.frames().in_slot()
 }
@@ -153,10 +154,12 @@ pub(crate) fn help_own(w: &Worker) -> bool {
     // its promises scope, which counts it.
     let kind = unsafe { top.kind() };
     if ours && (kind == Kind::Spawn || kind == Kind::Ran) {
+        // What the task leaves in the deque is run here too, in a loop (see `run_spawned`).
         w.run_taken(|| {
             pop_and_finish(w, top)
                 .into_iter()
-                .for_each(task::drop_panic)
+                .for_each(task::drop_panic);
+            drain_to(w, below, task::drop_panic);
         });
         return true;
     }
@@ -223,23 +226,32 @@ pub(crate) fn run_own(w: &Worker) -> bool {
 }
 
 /// Pushes `job` as a spawned task on `w`'s deque; a job too large for a slot is boxed.
-/// With the deque full, it runs at once.
+/// With the deque full, it spills to `w`'s overflow (`crate::spill`), never running in
+/// the spawner's frame. `count` is the count that waits for the job if no drain would
+/// find it there (a scope's, for a task the scope finds by draining); `None` if the job
+/// is counted already (`Then` releases its count, or it is a detached task).
+///
+/// # Safety
+/// What `job` borrows lives until the job has run: a drain that finds the job in `w`'s
+/// deque comes first (`drained_on`), and with `count`, its owner waits for that count to
+/// fall to zero; or the job's `Then` releases a count its owner waits for; or the job is
+/// `'static`.
 #[inline]
-pub(crate) fn push<F>(w: &Worker, job: F)
+pub(crate) unsafe fn push<F>(w: &Worker, job: F, count: Option<*const AtomicUsize>)
 where
     F: FnOnce(&Worker) -> Then + Send,
 {
     if task::fits_spawn::<F>() {
-        push_fitting(w, job);
+        push_fitting(w, job, count);
     } else {
         let job = Box::new(job);
-        push_fitting(w, move |w: &Worker| (*job)(w));
+        push_fitting(w, move |w: &Worker| (*job)(w), count);
     }
 }
 
 /// `push` for a job that fits in a slot.
 #[inline(always)]
-fn push_fitting<F>(w: &Worker, job: F)
+fn push_fitting<F>(w: &Worker, job: F, count: Option<*const AtomicUsize>)
 where
     F: FnOnce(&Worker) -> Then + Send,
 {
@@ -254,105 +266,43 @@ where
             let above = (slot as *const Slot).wrapping_add(1);
             w.owner().set_spawn_top(above);
         }
-        Err(job) => run_full(w, job),
+        Err(job) => spill_full(w, job, count),
     }
 }
 
-/// A spawn that found the deque full. The job joins a batch on top of the deque (the top
-/// spawned task becomes one if it is not yet), which thieves take whole and split in
-/// halves; with no private spawned task on top, or no other worker to take a batch, it
-/// runs at once, like a slot that was pushed and popped.
+/// A spawn that found the deque full: the job goes to the worker's overflow.
 #[cold]
 #[inline(never)]
-fn run_full<F>(w: &Worker, job: F)
+fn spill_full<F>(w: &Worker, job: F, count: Option<*const AtomicUsize>)
 where
     F: FnOnce(&Worker) -> Then + Send,
 {
-    let owner = w.owner();
-    // The owner pushes nothing while it fills a batch: answer thieves here.
+    // The owner pushes nothing while its deque is full: answer thieves here.
     w.sched().answer_thieves(w);
-    // Lifelines stay off the top slot while it becomes a batch.
-    let held = owner.hold();
-    // Only a task pushed in the innermost draining frame: one below it may belong to an
-    // outer frame, whose drain comes too late for the scope of this job.
-    let frame = w.frames().drain_depth();
-    let top = owner
-        .top_and_below()
-        .filter(|&(_, below)| below >= frame && w.workers() > 1);
-    // SAFETY: `top` is a filled slot of this worker's own deque.
-    match top.filter(|&(t, _)| owner.is_private(t) && unsafe { t.kind() } == Kind::Spawn) {
-        Some((top, _)) => {
-            let one = Slot::new();
-            // SAFETY: a free slot of the caller's, and `F` fits beside a link.
-            unsafe { one.put_spawn(ptr::null(), job, &SpawnEntry::<F>::ENTRY) };
-            // SAFETY: the top slot is a private spawned task: only this owner touches it.
-            unsafe { add_to_batch(top, one) };
-        }
-        None => {
-            drop(held);
-            run_draining(w, || job(w)).finish(w)
-        }
-    }
+    // SAFETY: the contract of `push`, whose callers alone reach here: `count` is a count
+    // that the owner of the job's borrows waits for, or the job is counted already, or
+    // `'static`.
+    unsafe { crate::spill::spill(w, job, count) };
 }
 
-/// Adds `one` to the batch in `top`, making `top` a batch first if it holds a single job.
-///
-/// # Safety
-/// `top` is the top slot of the caller's deque, private, and holds a spawned task.
-unsafe fn add_to_batch(top: &Slot, one: Slot) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        if !top.has_entry(&BATCH) {
-            let link = top.spawn_link();
-            let mut batch = Batch { chunks: Vec::new() };
-            batch.push(top.move_out());
-            top.put_spawn(link, batch, &BATCH);
-        }
-        top.spawn_job_mut::<Batch>().push(one);
+/// Runs a spawned task that its owner popped, in a `Slot` frame. What the task leaves in
+/// the deque is not drained here but by the frame that popped it, which drains in a loop
+/// down to the popped slot (`drain_to`, `help_own`): a chain of spawns, each spawning the
+/// next and returning, then runs in that loop instead of nesting one drain in the next on
+/// the stack. Only a counted task drains here, since its count may be released only once
+/// what it left is done; its children are uncounted, so they nest no further.
+fn run_spawned<F>(w: &Worker, job: F)
+where
+    F: FnOnce(&Worker) -> Then,
+{
+    let depth = w.owner().depth();
+    let slot = w.frames().enter(Frame::Slot(depth));
+    let then = job(w);
+    if matches!(then, Then::Release(_)) && w.owner().depth() != depth {
+        drain_to(w, depth, task::drop_panic);
     }
-}
-
-/// Jobs in a batch: chunks of slots of a size that the allocator keeps for reuse, rather
-/// than one vector that grows by copying into fresh pages.
-pub(crate) struct Batch {
-    chunks: Vec<Vec<Slot>>,
-}
-
-/// Jobs per chunk of a batch: 32 KiB.
-const CHUNK: usize = 512;
-
-impl Batch {
-    fn push(&mut self, job: Slot) {
-        if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
-            self.chunks.push(Vec::with_capacity(CHUNK));
-        }
-        self.chunks.last_mut().expect("a chunk with room").push(job);
-    }
-
-    /// Runs every job, in halves by `join`, so that thieves take the upper halves.
-    pub(crate) fn run(&self, w: &Worker) {
-        in_halves(w, &self.chunks, &|w, chunk| in_halves(w, chunk, &run_job));
-    }
-}
-
-/// Runs a job of a batch.
-fn run_job(w: &Worker, job: &Slot) {
-    // SAFETY: each job of a batch is run once, by whoever runs its part of the batch.
-    unsafe { job.run_popped(w) }
-        .into_iter()
-        .for_each(task::drop_panic);
-}
-
-/// Calls `each` on every item, splitting the items in halves by `join`.
-fn in_halves<T: Sync>(w: &Worker, items: &[T], each: &(dyn Fn(&Worker, &T) + Sync)) {
-    match items {
-        [] => {}
-        [one] => each(w, one),
-        _ => {
-            let (lo, hi) = items.split_at(items.len() / 2);
-            w.join(|w| in_halves(w, lo, each), |w| in_halves(w, hi, each));
-        }
-    }
+    drop(slot);
+    then.finish(w);
 }
 
 /// A worker runs a slot's job in a `Slot` frame and drains what it left.
@@ -385,9 +335,28 @@ where
 {
     // SAFETY: the contract above.
     let (job, w) = unsafe { ((*slot).take_spawn::<F>(), &*w.cast::<Worker>()) };
-    run_draining(w, || job(w)).finish(w);
+    run_counting(w, job);
     // SAFETY: the contract above; the store is the thief's last touch.
     unsafe { (*slot).thief.store(task::DONE, Release) };
+}
+
+/// Runs a spawned task that this worker took from elsewhere (a steal, a relay hand-out,
+/// an overflow) in a `Task` frame, so that the scope tasks it spawns are counted in their
+/// scopes (`drained_on`), and finishes it at once: it waits for none of them. Drained
+/// here instead, a task stolen back and forth between two workers would wait for its
+/// children, each wait running the next stolen task nested inside it (leapfrogging), and
+/// a search whose tasks spawn their children and return ran out of stack on two workers.
+/// What it leaves in the deque is counted, or belongs to a scope of this worker's own;
+/// the frame around drains it (the steal's `run_taken`, a relay batch's join).
+pub(crate) fn run_counting<F>(w: &Worker, job: F)
+where
+    F: FnOnce(&Worker) -> Then,
+{
+    let depth = w.owner().depth();
+    let task = w.frames().enter(Frame::Task(depth));
+    let then = job(w);
+    drop(task);
+    then.finish(w);
 }
 
 /// `Entry::run_popped` of a `Spawn` slot.
@@ -401,44 +370,19 @@ where
 {
     // SAFETY: the contract above.
     let (job, w) = unsafe { ((*slot).take_spawn::<F>(), &*w.cast::<Worker>()) };
-    run_draining(w, || job(w)).finish(w);
-    None
-}
-
-/// The entries of a batch: a `Spawn` slot holding spawned jobs that found the deque full
-/// (`Batch`), each in a slot of its own on the heap.
-static BATCH: Entry = Entry::spawned(run_batch_stolen, run_batch_popped);
-
-/// `Entry::run_stolen` of a batch.
-///
-/// # Safety
-/// As for `run_spawn_stolen`, for a slot that holds a batch.
-unsafe fn run_batch_stolen(slot: *const Slot, w: *const ()) {
-    // SAFETY: the contract above.
-    let (jobs, w) = unsafe { ((*slot).take_spawn::<Batch>(), &*w.cast::<Worker>()) };
-    run_draining(w, || jobs.run(w));
-    // SAFETY: the contract above; the store is the thief's last touch.
-    unsafe { (*slot).thief.store(task::DONE, Release) };
-}
-
-/// `Entry::run_popped` of a batch.
-///
-/// # Safety
-/// As for `run_spawn_popped`, for a slot that holds a batch.
-unsafe fn run_batch_popped(slot: *const Slot, w: *const ()) -> Option<Panic> {
-    // SAFETY: the contract above.
-    let (jobs, w) = unsafe { ((*slot).take_spawn::<Batch>(), &*w.cast::<Worker>()) };
-    run_draining(w, || jobs.run(w));
+    run_spawned(w, job);
     None
 }
 
 /// Spawns a detached task on `w`: counted made here, a slot of `w`'s deque.
 pub(crate) fn detached<F: FnOnce(&Worker) + Send + 'static>(w: &Worker, f: F) {
     Counts::made(w);
-    push(w, move |w: &Worker| {
+    let job = move |w: &Worker| {
         crate::barrier::run_detached(w, f);
         Then::Detached
-    });
+    };
+    // SAFETY: the job is `'static`.
+    unsafe { push(w, job, None) };
 }
 
 /// Per-worker counts of detached tasks made (spawned on the worker) and done (run on

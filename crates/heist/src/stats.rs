@@ -76,6 +76,9 @@ pub struct WorkerStats {
     pub offers: u64,
     /// Such offers this worker took as a thief.
     pub offers_taken: u64,
+    /// Spawned tasks that found this worker's deque full and went to its overflow
+    /// (`spill.rs`).
+    pub spills: u64,
     /// The loop driver's blocks by size: entry `b` counts blocks of `2^b` to
     /// `2^(b+1) - 1` items (the last entry also counts larger ones).
     pub block_sizes: [u64; BLOCK_BUCKETS],
@@ -167,7 +170,8 @@ counters!(
     splits,
     blocks,
     offers,
-    offers_taken
+    offers_taken,
+    spills
 );
 
 /// Measures a stretch of idle time; a no-op without the `stats` feature.

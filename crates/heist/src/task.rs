@@ -371,28 +371,6 @@ impl Slot {
         entry.expect("a published slot always has a job")
     }
 
-    /// Whether the slot's entries are `entry`.
-    ///
-    /// # Safety
-    /// As for `kind`.
-    pub(crate) unsafe fn has_entry(&self, entry: &'static Entry) -> bool {
-        // SAFETY: the caller's contract.
-        ptr::eq(unsafe { self.entry() }, entry)
-    }
-
-    /// The spawned job in the slot, to change in place.
-    ///
-    /// # Safety
-    /// The slot is private to the caller, its owner, and was filled by `put_spawn::<F>`.
-    #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn spawn_job_mut<F>(&self) -> &mut F {
-        // SAFETY: the caller's contract.
-        unsafe {
-            self.payload
-                .with_mut(|p| &mut *(*p.cast::<SpawnPayload<F>>()).job)
-        }
-    }
-
     /// Runs a stolen job with `cx` and publishes its outcome (or, for a spawned job, that
     /// it is done). A panic of the job is part of the outcome: this never unwinds.
     ///

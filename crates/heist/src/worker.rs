@@ -243,6 +243,18 @@ impl Worker {
         self.stack
     }
 
+    /// Whether more than half of this worker's stack is in use. Such a worker takes no
+    /// more work from others while it waits (it still answers thieves, and runs what it
+    /// was sent and its own tasks): every task taken up in a wait runs nested in it, and a
+    /// chain of waits, each for a task stolen back by the other side, could otherwise
+    /// outgrow the stack. False where the stack is unknown, or the caller's frame is not
+    /// on it (AddressSanitizer's fake stacks).
+    pub(crate) fn deep(&self) -> bool {
+        let (lo, hi) = self.stack;
+        let here = stack_here();
+        lo < here && here < lo + (hi - lo) / 2
+    }
+
     /// Runs `a` and `b`, potentially in parallel, and returns both results.
     ///
     /// `b` is pushed onto this worker's deque (stored in the deque itself when it fits),
@@ -615,7 +627,7 @@ impl Worker {
                 self.sched().work_visible(self)
                     || done()
                     || me.has_mail.load(SeqCst)
-                    || r.terminate.load(Relaxed)
+                    || crate::barrier::stop_if_closed(r)
                     || crate::team::idle_wanted(r, self.index)
                     || self.lifeline_look()
             });
@@ -648,7 +660,8 @@ impl Worker {
             return false;
         }
         let mut unreached = false;
-        for v in others().filter(|&v| r.infos[v].deque.has_private()) {
+        // Private tasks, or spilled ones (`crate::spill`: a full deque's overflow).
+        for v in others().filter(|&v| r.infos[v].deque.has_private() || r.jobs_len(v) > 0) {
             if self.sched().lifeline(self, v) {
                 stat!(self.counters(), lifelines);
                 self.hint.set(Some(v));
@@ -716,7 +729,7 @@ impl Worker {
     }
 
     /// Runs a job posted to this worker alone (`broadcast`), if one waits.
-    fn run_mail(&self) -> bool {
+    pub(crate) fn run_mail(&self) -> bool {
         let Some(job) = self.registry.take_mail(self.index) else {
             return false;
         };

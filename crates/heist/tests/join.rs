@@ -1,5 +1,7 @@
 //! Behaviour of `Worker::join`, `heist::join` and `Pool::run`.
 
+mod support;
+
 use heist::{Pool, Scheduler, Worker};
 use std::panic::{self, AssertUnwindSafe};
 
@@ -18,7 +20,7 @@ fn fib_seq(n: u64) -> u64 {
 fn pools() -> Vec<Pool> {
     let mut v = Vec::new();
     for s in [Scheduler::Lace, Scheduler::Relay] {
-        for n in [1, 2, 3, 8] {
+        for n in support::worker_counts(&[1, 2, 3, 8]) {
             v.push(Pool::builder().workers(n).scheduler(s).build().unwrap());
         }
     }

@@ -11,6 +11,8 @@
 #![allow(clippy::drop_non_drop, clippy::forget_non_drop)]
 #![cfg(target_os = "linux")]
 
+mod support;
+
 use heist::{Pool, Scheduler, Worker};
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
@@ -19,6 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
+use support::{threads_named, wait_threads};
 
 const CASE: &str = "HEIST_PANICS_CASE";
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -56,28 +59,6 @@ fn scheduler(tag: &str) -> Scheduler {
         "lace" => Scheduler::Lace,
         "relay" => Scheduler::Relay,
         _ => panic!("unknown scheduler tag {tag}"),
-    }
-}
-
-/// The number of this process's threads whose name starts with `prefix`.
-fn threads_named(prefix: &str) -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .expect("/proc/self/task")
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
-        .filter(|name| name.starts_with(prefix))
-        .count()
-}
-
-/// Waits until `n` threads named `prefix...` run.
-fn wait_threads(prefix: &str, n: usize) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while threads_named(prefix) != n {
-        assert!(
-            Instant::now() < deadline,
-            "{} threads {prefix}* run, not {n}",
-            threads_named(prefix)
-        );
-        sleep(Duration::from_millis(5));
     }
 }
 
@@ -283,13 +264,13 @@ fn drop_resumes_bomb(s: Scheduler, tag: &str) {
     let prefix = format!("i8db{tag}");
     let p = prefix.clone();
     let pool = Pool::builder()
-        .workers(2)
+        .workers(1)
         .scheduler(s)
         .thread_name(move |i| format!("{p}{i}"))
         .build()
         .unwrap();
-    wait_threads(&prefix, 2);
-    pool.spawn_detached(|_| panic::panic_any(Bomb));
+    wait_threads(&prefix, 1);
+    panic_before_the_drop(&pool, || panic::panic_any(Bomb));
     let p = panic::catch_unwind(AssertUnwindSafe(|| drop(pool)))
         .expect_err("Pool::drop re-raises the detached panic");
     assert!(p.is::<Bomb>(), "the payload is the Bomb itself");
@@ -297,10 +278,20 @@ fn drop_resumes_bomb(s: Scheduler, tag: &str) {
     assert_eq!(threads_named(&prefix), 0, "Pool::drop left workers running");
 }
 
+/// Spawns a detached task running `f` and runs it at once, in a root on `pool`'s only
+/// worker (no thief can take it), so that its panic is kept before the pool is dropped:
+/// the drop does not wait for tasks still to run.
+fn panic_before_the_drop(pool: &Pool, f: fn()) {
+    pool.run(|w| {
+        w.spawn_detached(move |_| f());
+        assert_eq!(heist::yield_local(), Some(heist::Yield::Executed));
+    });
+}
+
 /// A detached panic that no barrier saw is re-raised by `Pool::drop`.
 fn drop_resumes_plain(s: Scheduler) {
-    let pool = Pool::builder().workers(2).scheduler(s).build().unwrap();
-    pool.spawn_detached(|_| panic!("not lost"));
+    let pool = Pool::builder().workers(1).scheduler(s).build().unwrap();
+    panic_before_the_drop(&pool, || panic!("not lost"));
     let p = panic::catch_unwind(AssertUnwindSafe(|| drop(pool)))
         .expect_err("Pool::drop re-raises the detached panic");
     assert!(is_plain(&*p, "not lost"));

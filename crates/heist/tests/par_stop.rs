@@ -16,7 +16,7 @@
 
 mod par_pools;
 
-use heist::iter::plumbing::{bridge, Kernel, Producer};
+use heist::iter::plumbing::{bridge, Cuts, Kernel, Producer};
 use heist::Pool;
 use par_pools::on_every_pool;
 use std::cell::Cell;
@@ -140,7 +140,7 @@ impl<'a> Producer for Items<'a> {
     fn max_len(&self) -> usize {
         1
     }
-    const CUTS: bool = true;
+    const CUTS: Option<Cuts<Self>> = Cuts::SHARED;
     unsafe fn cut(&self, from: usize, to: usize) -> Self {
         let lo = self.lo;
         Items {

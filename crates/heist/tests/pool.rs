@@ -4,11 +4,12 @@
 //! spawns, panics), `heist::join`/`heist::scope` on and off a worker, an idle pool's CPU
 //! use, and dropping a pool joining its threads.
 
+mod support;
+
 use heist::{BuildError, Pool, Scheduler, Worker};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::panic::{self, AssertUnwindSafe};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -115,22 +116,7 @@ const CHILD_TEST: &str = "child_global_pool_from_env";
 /// Re-runs this test binary with only `CHILD_TEST`, in scenario `mode`, with `env` as the
 /// only `HEIST_*` settings, and checks that the child ran and passed.
 fn run_child(mode: &str, env: &[(&str, &str)]) {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let mut cmd = Command::new(exe);
-    cmd.args([
-        CHILD_TEST,
-        "--exact",
-        "--ignored",
-        "--nocapture",
-        "--test-threads=1",
-    ])
-    .env_remove("HEIST_WORKERS")
-    .env_remove("HEIST_SCHEDULER")
-    .env(CHILD_VAR, mode);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("the child test process starts");
+    let out = support::run_child(CHILD_TEST, CHILD_VAR, mode, env);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -3,36 +3,25 @@
 //! `in_place_scope`, `join_context`, `Scope::worker`, `yield_local`) at 1, 2, 8 and 16
 //! workers on both schedulers, with panics, each under a time limit.
 
+mod support;
+
 use heist::{Scheduler, ThreadPool, ThreadPoolBuilder};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::{mpsc, Arc, Once};
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 const PREFIX: &str = "compat-stress:";
 
 fn quiet_panics() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let default = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            let p = info.payload();
-            let msg = p
-                .downcast_ref::<&str>()
-                .copied()
-                .or_else(|| p.downcast_ref::<String>().map(String::as_str));
-            if !msg.is_some_and(|m| m.starts_with(PREFIX)) {
-                default(info);
-            }
-        }));
-    });
+    support::quiet_panics(&[PREFIX]);
 }
 
 /// Runs `f` for each pool shape on a thread of its own; fails if it takes over 120 s.
 fn each_pool(name: &str, f: fn(&ThreadPool, usize)) {
     quiet_panics();
     for scheduler in [Scheduler::Lace, Scheduler::Relay] {
-        for workers in [1, 2, 8, 16] {
+        for workers in support::worker_counts(&[1, 2, 8, 16]) {
             let (tx, rx) = mpsc::channel();
             std::thread::spawn(move || {
                 let pool = ThreadPoolBuilder::new()
@@ -123,7 +112,8 @@ fn spawned_panics_reach_the_handler_and_the_rest_runs() {
                 pool.install(|| heist::spawn_fifo(job));
             }
         }
-        drop(pool); // waits for the spawned tasks
+        pool.as_pool().barrier(); // waits for the spawned tasks
+        drop(pool);
         assert_eq!(
             caught.load(Relaxed),
             (0..400).filter(|i| i % 7 == 0).count()
@@ -277,9 +267,13 @@ fn yields_and_pools_dropped_with_work_in_flight() {
         pool.broadcast(|_| ()); // every worker has come by since the spawns
         assert_eq!(pool.yield_now(), None, "not on a worker");
         assert!(pool.install(heist::yield_now).is_some(), "on a worker");
-        // The dropped pools waited for their spawns; the installed ones are detached
-        // tasks of `pool`, which its barrier waits for.
+        // The installed spawns are detached tasks of `pool`, which its barrier waits for;
+        // the dropped pools' workers finish theirs after the drops, and then stop.
         pool.as_pool().barrier();
+        let t = std::time::Instant::now();
+        while ran.load(Relaxed) < 350 && t.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         assert_eq!(ran.load(Relaxed), 350);
     });
 }
@@ -326,7 +320,8 @@ fn spawn_broadcasts_hand_each_panic_to_the_handler() {
                 })),
             };
         }
-        drop(p); // waits for every call
+        p.as_pool().barrier(); // waits for every call
+        drop(p);
         let panics = (0..rounds)
             .flat_map(|r| (0..n).map(move |i| (r + i) % 3 == 0))
             .filter(|&b| b)

@@ -112,8 +112,13 @@ fn panics_with_payloads_that_panic_on_drop() {
 #[test]
 fn dropping_a_pool_resumes_its_detached_panic() {
     for s in [Scheduler::Lace, Scheduler::Relay] {
-        let pool = Pool::builder().workers(2).scheduler(s).build().unwrap();
-        pool.spawn_detached(|_| panic!("from a detached task"));
+        // One worker, so that no thief takes the task, which `yield_local` runs: its panic
+        // is kept before the drop (the drop does not wait for tasks still to run).
+        let pool = Pool::builder().workers(1).scheduler(s).build().unwrap();
+        pool.run(|w| {
+            w.spawn_detached(|_| panic!("from a detached task"));
+            assert_eq!(heist::yield_local(), Some(heist::Yield::Executed));
+        });
         let p = panic::catch_unwind(AssertUnwindSafe(|| drop(pool)))
             .expect_err("Pool::drop re-raises the detached panic");
         assert_eq!(p.downcast_ref::<&str>(), Some(&"from a detached task"));

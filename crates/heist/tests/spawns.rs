@@ -9,6 +9,8 @@
 // Promise handles are dropped on purpose: the scope must finish their tasks.
 #![allow(clippy::drop_non_drop)]
 
+mod support;
+
 use heist::{Pool, Scheduler, Scope, Worker};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -39,7 +41,7 @@ fn in_time(what: &str, f: impl FnOnce() + Send + 'static) {
 /// Every pool shape the tests use.
 fn each_pool(mut f: impl FnMut(&Pool, &str)) {
     for s in [Scheduler::Lace, Scheduler::Relay] {
-        for n in WORKERS {
+        for n in support::worker_counts(&WORKERS) {
             for cap in CAPACITIES {
                 let pool = Pool::builder()
                     .workers(n)

@@ -6,6 +6,8 @@
 //! afterwards. Also: many small `Pool::run` calls from several threads at once, and tiny
 //! deques (the overflow path) under stealing.
 
+mod support;
+
 use heist::{Pool, Scheduler, Scope, Worker};
 use std::collections::BTreeSet;
 use std::hint::black_box;
@@ -409,7 +411,10 @@ fn stress(s: Scheduler) {
         leaf_panic: 100,
         ..calm
     };
-    for (i, n) in [1, 2, 8, 16].into_iter().enumerate() {
+    for (i, n) in support::worker_counts(&[1, 2, 8, 16])
+        .into_iter()
+        .enumerate()
+    {
         let pool = Pool::builder().workers(n).scheduler(s).build().unwrap();
         let base = 1000 * i as u64;
         check_trees(&pool, base..base + 40, &calm);

@@ -165,8 +165,8 @@ where
 /// returns at once (rayon's `spawn_broadcast`).
 ///
 /// A panic in any call goes to the pool's panic handler, one call at a time, as a panic
-/// in [`spawn`](crate::spawn) does (without a handler, to the next barrier). A pool's drop
-/// waits for the calls.
+/// in [`spawn`](crate::spawn) does (without a handler, see there). A pool's barrier waits
+/// for the calls; its drop does not.
 ///
 /// **Difference from rayon:** the calls are one spawned task, which runs its own worker's
 /// call and then waits, working on other tasks meanwhile, until every worker has run its
@@ -183,7 +183,7 @@ where
 ///         s.fetch_add(1 << cx.index(), Ordering::SeqCst);
 ///     })
 /// });
-/// drop(pool); // waits for the spawned calls
+/// pool.as_pool().barrier(); // waits for the spawned calls
 /// assert_eq!(seen.load(Ordering::SeqCst), 0b111);
 /// ```
 pub fn spawn_broadcast<OP>(op: OP)

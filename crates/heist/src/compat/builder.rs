@@ -13,7 +13,7 @@ type PanicHandler = dyn Fn(Box<dyn Any + Send>) + Send + Sync;
 type NameFn = Box<dyn FnMut(usize) -> String>;
 
 /// The most worker threads a pool may have (rayon's `max_num_threads`): team sizes are
-/// kept in 16 bits. [`ThreadPoolBuilder::num_threads`] asks for at most this many.
+/// kept in 16 bits. A builder asked for more fails with an error that says so.
 pub fn max_num_threads() -> usize {
     usize::from(u16::MAX)
 }
@@ -153,9 +153,13 @@ impl<S> ThreadPoolBuilder<S> {
     /// thread of its choice, returning an error if it cannot.
     ///
     /// The pool cannot join threads it did not start: dropping it stops them, but does
-    /// not wait for them to end (as in rayon). A worker whose `run` is never called leaves
-    /// work for the others; what only it can take (its share of a
-    /// [`broadcast`](crate::broadcast)) waits for it.
+    /// not wait for them to end (as in rayon). A worker whose `run` is called late, or
+    /// never, does not hold up the drop. Until it runs, what only it can take waits for
+    /// it: its share of a [`broadcast`](crate::broadcast), and under the relay scheduler
+    /// the steal requests sent to it (so work spreads more slowly), a
+    /// [`Pool::barrier`](crate::Pool::barrier) called outside the pool, and the other
+    /// workers' stop after the drop (termination is detected with every worker taking
+    /// part).
     ///
     /// ```
     /// let pool = heist::ThreadPoolBuilder::new()
@@ -183,11 +187,12 @@ impl<S> ThreadPoolBuilder<S> {
         }
     }
 
-    /// The number of worker threads, at most [`max_num_threads`]; 0 (the default) means
-    /// `HEIST_WORKERS`, else all cores. **Difference from rayon:** `RAYON_NUM_THREADS` is
-    /// not read.
+    /// The number of worker threads; 0 (the default) means `HEIST_WORKERS`, else all
+    /// cores. **Differences from rayon:** `RAYON_NUM_THREADS` is not read, and more than
+    /// [`max_num_threads`] is an error of [`build`](Self::build) (rayon starts that many
+    /// instead).
     pub fn num_threads(mut self, num_threads: usize) -> Self {
-        self.num_threads = num_threads.min(max_num_threads());
+        self.num_threads = num_threads;
         self
     }
 
@@ -208,9 +213,9 @@ impl<S> ThreadPoolBuilder<S> {
 
     /// Called with the payload of a panic in a task started by `spawn`, `spawn_fifo` or
     /// `spawn_broadcast`, or in a start or exit handler, where there is no caller to
-    /// re-raise it in. **Difference from rayon:** a panic in the handler itself, for a
-    /// spawned task, does not abort; it is kept for the next
-    /// [`Pool::barrier`](crate::Pool::barrier).
+    /// re-raise it in. Without one, see [`spawn`](crate::spawn). **Difference from
+    /// rayon:** a panic in the handler itself, for a spawned task, does not abort; it is
+    /// kept for the next [`Pool::barrier`](crate::Pool::barrier).
     pub fn panic_handler<H>(mut self, panic_handler: H) -> Self
     where
         H: Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
@@ -233,7 +238,9 @@ impl<S> ThreadPoolBuilder<S> {
 
     /// Calls `exit_handler(i)` on worker `i`'s thread as the worker stops, after its last
     /// task; panics as for [`start_handler`](Self::start_handler). Dropping a pool whose
-    /// threads it started itself waits for its exit handlers (rayon's drop does not).
+    /// threads it started itself, with no spawned task left, waits for its exit handlers
+    /// (rayon's drop does not); with spawned tasks left, the workers exit once those are
+    /// done.
     pub fn exit_handler<H>(mut self, exit_handler: H) -> Self
     where
         H: Fn(usize) + Send + Sync + 'static,

@@ -23,9 +23,10 @@ pub(crate) fn with_registry<R>(f: impl FnOnce(&Arc<Registry>) -> R) -> R {
 ///
 /// A panic in `func` goes to the pool's panic handler (see
 /// [`ThreadPoolBuilder::panic_handler`](crate::ThreadPoolBuilder::panic_handler)).
-/// **Difference from rayon:** without a handler rayon aborts the process; heist keeps the
-/// panic and re-raises it from the next [`Pool::barrier`](crate::Pool::barrier) (it is
-/// dropped if none comes). A pool's drop waits for its spawned tasks.
+/// Without one, on the global pool (and on a dropped pool) the process aborts, as in
+/// rayon. **Difference from rayon:** on a pool of one's own, heist keeps the panic and
+/// re-raises it from the next [`Pool::barrier`](crate::Pool::barrier) or the pool's drop.
+/// A pool's drop does not wait for its spawned tasks; its barrier does.
 ///
 /// ```
 /// let (tx, rx) = std::sync::mpsc::channel();

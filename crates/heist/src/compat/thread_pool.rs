@@ -21,8 +21,9 @@ where
 /// A pool of worker threads under rayon's name (rayon's `ThreadPool`): a [`Pool`] with
 /// rayon's methods.
 ///
-/// **Difference from rayon:** dropping a `ThreadPool` waits for the tasks started with
-/// its `spawn` to finish, as [`Pool`]'s drop does; rayon lets them run on.
+/// Dropping a `ThreadPool` does not wait for the tasks started with its `spawn`, as in
+/// rayon: its threads finish them and then end. [`Pool::barrier`] (through
+/// [`ThreadPool::as_pool`]) waits for them.
 pub struct ThreadPool {
     pool: Pool,
 }

@@ -101,13 +101,29 @@ impl Deque {
     /// Where the gate words lie in a `Deque`, for [`Home::GATE_OFFSET`].
     pub(crate) const GATE_OFFSET: usize = offset_of!(Deque, gate) + offset_of!(Padded<Gate>, 0);
 
-    /// A deque of `capacity` slots (less than `u32::MAX`), and [`SPARES`] more: one that
+    /// A deque of `capacity` slots (for the loom models).
+    #[cfg(all(test, loom))]
+    pub(crate) fn new(capacity: usize) -> Deque {
+        Deque::try_new(capacity).expect("a model's deque fits in memory")
+    }
+
+    /// A deque of `capacity` slots (less than `SPLIT_MASK`), and [`SPARES`] more: one that
     /// only a scope's mark may keep (`Owner::mark_slot`), so that a full deque still takes
     /// one, and room for the push of a `join` that finds the deque full
-    /// (`Owner::join_slot`).
-    pub(crate) fn new(capacity: usize) -> Deque {
+    /// (`Owner::join_slot`); or the allocation that failed. Outside loom the slots are not
+    /// written: the system backs the array only as deep as the deque is used.
+    pub(crate) fn try_new(capacity: usize) -> Result<Deque, crate::mem::NoMemory> {
         assert!(capacity < SPLIT_MASK as usize);
-        let slots: Box<[Slot]> = (0..capacity + SPARES).map(|_| Slot::new()).collect();
+        #[cfg(loom)]
+        let slots = crate::mem::try_boxed(capacity + SPARES, |_| Slot::new())?;
+        // SAFETY: all-zero bytes are `Slot::new()`: `thief` 0, `entry` `None` (a null
+        // reference), and a payload that may hold anything.
+        #[cfg(not(loom))]
+        let slots = unsafe { crate::mem::try_zeroed::<Slot>(capacity + SPARES)? };
+        Ok(Deque::with_slots(slots))
+    }
+
+    fn with_slots(slots: Box<[Slot]>) -> Deque {
         let start = slots.as_ptr() as *mut Slot;
         Deque {
             ts: Padded(AtomicU64::new(0)),

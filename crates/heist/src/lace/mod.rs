@@ -1,7 +1,9 @@
 //! Lace ("Lace: non-blocking split deque for work-stealing", van Dijk and van de Pol): the
 //! non-blocking split deque (`deque.rs`), stealing from it, and leapfrogging while a
 //! stolen task runs (§4.3, with random steals as fallback). Spawned tasks (scope and
-//! detached tasks) are slots of the deque like join branches, stolen the same way.
+//! detached tasks) are slots of the deque like join branches, stolen the same way; those
+//! that found the deque full are in the owner's overflow (`crate::spill`), which a thief
+//! takes from when the deque has nothing shared.
 
 pub(crate) mod deque;
 #[cfg(all(test, loom))]
@@ -59,6 +61,9 @@ impl Schedule for Lace {
     fn await_stolen(&self, w: &Worker, slot: &Slot) {
         let mut fails = 0u32;
         w.wait_for_thief(slot, |thief| {
+            if w.deep() {
+                return false;
+            }
             let found = if fails < LEAP_TRIES {
                 self.steal_from(w, thief)
             } else {
@@ -71,8 +76,11 @@ impl Schedule for Lace {
         w.owner().pop_stolen();
     }
 
+    /// A victim's shared deque part first, then its overflow of spawned tasks (`spill`);
+    /// nothing while `w`'s stack is deep (`Worker::deep`).
     fn steal(&self, w: &Worker, victim: Option<usize>) -> bool {
-        victim.is_some_and(|v| self.steal_from(w, v))
+        let v = victim.filter(|_| !w.deep());
+        v.is_some_and(|v| self.steal_from(w, v) || crate::spill::steal(w, v))
     }
 
     /// Thieves ask through the gate itself: nothing to answer.
@@ -95,10 +103,12 @@ impl Schedule for Lace {
     }
 
     /// Shares half of the victim's private tasks; the next search steals them like any
-    /// shared task.
+    /// shared task. A victim with spilled jobs has work for that search too (it steals
+    /// from the victim first, `spill::steal`).
     fn lifeline(&self, w: &Worker, victim: usize) -> bool {
-        let dq = &w.registry().infos[victim].deque;
-        dq.lifeline(w.index(), Reach::Share, || ()).is_some()
+        let r = w.registry();
+        let dq = &r.infos[victim].deque;
+        dq.lifeline(w.index(), Reach::Share, || ()).is_some() || r.jobs_len(victim) > 0
     }
 
     fn injected(&self, r: &Registry, kind: Injected) {

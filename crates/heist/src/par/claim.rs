@@ -17,7 +17,8 @@
 
 use super::demand::split_demanded;
 use super::driver::{
-    len_bounds, piece, stop_on_unwind, Here, IndexedProducer, Kernel, Loop, Producer, StopOnUnwind,
+    len_bounds, piece, stop_on_unwind, Cuts, Here, IndexedProducer, Kernel, Loop, Producer, Shared,
+    StopOnUnwind,
 };
 use super::pace::Blocks;
 use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
@@ -217,6 +218,8 @@ where
     /// The rest of the loop when it was published; its items are claimed and cut
     /// through `progress`.
     base: P,
+    /// The proof that `base` may be cut from two threads (`P: Sync`).
+    _cuts: Cuts<P>,
     progress: Progress,
     lp: Loop<'k, K>,
     /// The helper's pieces, combined (written by the helper inside the door).
@@ -226,11 +229,12 @@ where
 }
 
 // SAFETY: the helper uses a `Call` from another thread only between entering and leaving
-// the door: it cuts `base` (which `Producer::cut` allows from several threads at once for
-// disjoint ranges, and the progress word hands out disjoint ones), reads the kernel
-// (`K: Sync`), and writes `helped` and `panic`, which the caller reads only after the
-// door is closed and empty. `P: Send` and `K::Output: Send` let the pieces and outputs
-// move between the threads.
+// the door: it cuts `base` (`P: Sync`, which the `Cuts` proof in `_cuts` shows: only
+// `Cuts::SHARED` makes one, for `Sync` producers alone; the progress word hands out
+// disjoint ranges, as `Producer::cut` asks of its callers), reads the kernel (`K: Sync`),
+// and writes `helped` and `panic`, which the caller reads only after the door is closed
+// and empty. `P: Send` and `K::Output: Send` let the pieces and outputs move between the
+// threads.
 unsafe impl<P: Producer, K: Kernel<P::Item>> Sync for Call<'_, P, K> {}
 
 /// What a helper job points to: the door, and the caller's `Call` behind it. Reference
@@ -248,10 +252,11 @@ unsafe impl Send for Help {}
 unsafe impl Sync for Help {}
 
 /// Shares the rest of a loop from outside with one helper and claims blocks of it
-/// (`P::CUTS` holds and the rest fits a progress word).
+/// (`P::CUTS` holds, `cuts`, and the rest fits a progress word).
 pub(super) fn shared<P, K>(
     pool: &Pool,
     p: P,
+    cuts: Cuts<P>,
     kernel: &K,
     mut acc: K::Acc,
     mut blocks: Blocks,
@@ -263,6 +268,7 @@ where
     let call = Call {
         progress: Progress::new(p.len()),
         base: p,
+        _cuts: cuts,
         lp: Loop::new(kernel),
         helped: RaceCell::new(None),
         panic: RaceCell::new(None),
@@ -291,12 +297,11 @@ where
         let Some(r) = call.progress.claim(n) else {
             break;
         };
-        // SAFETY: `CUTS` holds (checked by `outside`), and the progress word hands out
-        // each item once.
+        // SAFETY: `CUTS` holds (`cuts`), and the progress word hands out each item once.
         let items = unsafe { call.base.cut(r.start, r.end) };
         acc = kernel.fold(acc, items.into_iter());
     }
-    drop(leave);
+    leave.close();
     // SAFETY: the door is closed and empty: the helper's writes happened before.
     let (helped, panic) = unsafe {
         (
@@ -320,8 +325,11 @@ where
     }
 }
 
-/// The caller's exit from a shared loop, also when it unwinds: nobody claims more, the
-/// door closes, and the caller waits for the helper inside.
+/// The caller's exit from a shared loop: `close` on the normal path; dropped before that,
+/// the caller unwinds, and then nobody claims more, the door closes, the caller waits for
+/// the helper inside and drops the helper's panic. Which way out is taken is this value's
+/// own state, not `thread::panicking()`: a loop may run in a destructor while its thread
+/// unwinds, and then `close` is its normal way out.
 struct Leave<'a> {
     help: &'a Help,
     progress: &'a Progress,
@@ -330,22 +338,27 @@ struct Leave<'a> {
     pool: &'a Pool,
 }
 
-impl Drop for Leave<'_> {
-    fn drop(&mut self) {
-        let unwinding = std::thread::panicking();
-        if unwinding {
-            self.stop.store(true, Relaxed);
-            self.progress.close();
-        }
+impl Leave<'_> {
+    /// The normal way out: closes the door and waits for the helper inside, which
+    /// finishes the pieces it cut.
+    fn close(self) {
         self.help.door.close();
         self.pool.registry().in_flight.fetch_sub(1, SeqCst);
-        if unwinding {
-            // SAFETY: the door is closed and empty: the helper no longer writes it.
-            let lost = unsafe { self.panic.with_mut(|p| (*p).take()) };
-            // The caller's own panic is unwinding: the helper's is dropped, unable to
-            // unwind here.
-            lost.into_iter().for_each(task::drop_panic);
-        }
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Leave<'_> {
+    fn drop(&mut self) {
+        self.stop.store(true, Relaxed);
+        self.progress.close();
+        self.help.door.close();
+        self.pool.registry().in_flight.fetch_sub(1, SeqCst);
+        // SAFETY: the door is closed and empty: the helper no longer writes it.
+        let lost = unsafe { self.panic.with_mut(|p| (*p).take()) };
+        // The caller's own panic is unwinding: the helper's is dropped, unable to
+        // unwind here.
+        lost.into_iter().for_each(task::drop_panic);
     }
 }
 
@@ -394,7 +407,7 @@ where
             break;
         };
         stat!(w.counters(), splits);
-        // SAFETY: `CUTS` holds (see `outside`), and the range was handed out once.
+        // SAFETY: `CUTS` holds (the call's `_cuts`), and the range was handed out once.
         let items = unsafe { call.base.cut(r.start, r.end) };
         let blocks = Blocks::new(&items);
         let o = piece(w, &call.lp, items, kernel.start(), blocks);
@@ -486,18 +499,19 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    if !P::CUTS || p.len() > Progress::MAX {
+    let shared = Shared::new(&p).filter(|_| p.len() <= Progress::MAX);
+    let Some(shared) = shared else {
         return piece(w, lp, p, acc, blocks);
-    }
+    };
     let word = Progress::new(p.len());
-    with_cutter(w, lp, &p, &word, acc, blocks)
+    with_cutter(w, lp, shared, &word, acc, blocks)
 }
 
 /// Claims blocks of `p` through `word` with a cutter task pushed beside the owner.
 fn with_cutter<P, K>(
     w: &Worker,
     lp: &Loop<'_, K>,
-    p: &P,
+    p: Shared<'_, P>,
     word: &Progress,
     acc: K::Acc,
     blocks: Blocks,
@@ -517,9 +531,9 @@ where
         move |w| {
             let cutter = cutter;
             let Cutter(p, word, hi) = cutter;
-            let r = word.cut_at(hi, p.min_len().max(1))?;
+            let r = word.cut_at(hi, p.get().min_len().max(1))?;
             stat!(w.counters(), splits);
-            // SAFETY: `CUTS` holds (see `claimed`), and the range was handed out once.
+            // SAFETY: `CUTS` holds (`p` was made), and the range was handed out once.
             let items = unsafe { p.cut(r.start, r.end) };
             let blocks = Blocks::new(&items);
             Some(claimed(w, lp, items, lp.kernel.start(), blocks))
@@ -531,22 +545,18 @@ where
     }
 }
 
-/// What a cutter task holds: the piece's producer, its progress word, and the word's
-/// upper end when the cutter was pushed (see `Progress::cut_at`: the frames that push
-/// cutters combine their outputs in push order).
-struct Cutter<'a, P>(&'a P, &'a Progress, usize);
-
-// SAFETY: a thief uses the producer only to `cut` a range the progress word handed it,
-// which `Producer::cut` allows from another thread while the owner cuts other ranges;
-// the join that pushed the cutter outlives it.
-unsafe impl<P: Producer> Send for Cutter<'_, P> {}
+/// What a cutter task holds: the piece's producer (shared: `P: Sync`), its progress
+/// word, and the word's upper end when the cutter was pushed (see `Progress::cut_at`: the
+/// frames that push cutters combine their outputs in push order). A thief cuts only a
+/// range the progress word handed it, while the owner cuts others.
+struct Cutter<'a, P>(Shared<'a, P>, &'a Progress, usize);
 
 /// The owner's claims; on a split request it pushes another cutter (its first may have
 /// been taken) instead of splitting.
 fn own_blocks<P, K>(
     w: &Worker,
     lp: &Loop<'_, K>,
-    p: &P,
+    p: Shared<'_, P>,
     word: &Progress,
     mut acc: K::Acc,
     mut blocks: Blocks,
@@ -556,7 +566,7 @@ where
     K: Kernel<P::Item>,
 {
     let guard = StopOnUnwind(&lp.stop);
-    let min = len_bounds(p).0;
+    let min = len_bounds(p.get()).0;
     while !lp.stopped() {
         let left = word.left();
         if left / 2 >= min && split_demanded(w) {
@@ -566,7 +576,7 @@ where
         let Some(r) = word.claim(blocks.next(left)) else {
             break;
         };
-        // SAFETY: `CUTS` holds (see `claimed`), and the range was handed out once.
+        // SAFETY: `CUTS` holds (`p` was made), and the range was handed out once.
         let items = unsafe { p.cut(r.start, r.end) };
         acc = lp.kernel.fold(acc, items.into_iter());
         stat!(w.counters(), blocks);

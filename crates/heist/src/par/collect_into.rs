@@ -111,18 +111,22 @@ impl<P: IndexedProducer<Item = T>, T: Send> Producer for Slots<'_, P, T> {
         // the kernel through `Slotted`.
         let n = n.min(self.left);
         let cursor = Cursor::new(self.next, n);
+        let end = cursor.end();
         let ((cursor, acc), base) =
             self.base
                 .fold_block(n, &Slotted { inner: kernel }, (cursor, acc));
-        // Checked before the rest's slots are handed on: the next block must not start
-        // behind a gap. On this panic `acc` drops the items written.
+        // Checked before the rest's slots are handed on: the next block must start right
+        // after this one. The base's `fold_block` is safe code that may hand back any
+        // accumulator the kernel can make: only the cursor given to it, used up, ends
+        // here (a fresh one from `Slotted::start` has no slots). On this panic `acc`
+        // drops the items written.
         assert!(
-            cursor.next == cursor.end,
-            "heist: an indexed producer yielded fewer items than its length"
+            cursor.left == 0 && cursor.next == end,
+            "heist: an indexed producer's fold_block did not fold exactly its block"
         );
         let rest = Slots {
             base,
-            next: cursor.end,
+            next: end,
             left: self.left - n,
             _target: PhantomData,
         };
@@ -136,29 +140,36 @@ impl<P: IndexedProducer<Item = T>, T: Send> Producer for Slots<'_, P, T> {
     }
 }
 
-/// The slots of one block: the next one and the end.
+/// The slots of one block: the next one and how many are left. Counted rather than
+/// bounded by an end pointer, so that slots of a zero-sized `T` (which all lie at one
+/// address) are counted too.
 struct Cursor<T> {
     next: *mut T,
-    end: *mut T,
+    left: usize,
 }
 
 impl<T> Cursor<T> {
     fn new(next: *mut T, n: usize) -> Self {
+        Cursor { next, left: n }
+    }
+
+    /// One past the last slot.
+    fn end(&self) -> *mut T {
         // SAFETY: callers pass `n` slots from `next`, all inside the target.
-        let end = unsafe { next.add(n) };
-        Cursor { next, end }
+        unsafe { self.next.add(self.left) }
     }
 
     /// The next slot; panics if a producer yields more items than it said.
     #[inline]
     fn take(&mut self) -> Slot<T> {
         assert!(
-            self.next != self.end,
+            self.left != 0,
             "heist: an indexed producer yielded more items than its length"
         );
         let slot = Slot(self.next);
-        // SAFETY: `next` was before `end`, so this stays inside or one past the end.
+        // SAFETY: a slot was left, so this stays inside or one past the end.
         self.next = unsafe { self.next.add(1) };
+        self.left -= 1;
         slot
     }
 }
@@ -187,14 +198,8 @@ impl<T, K: Kernel<(Slot<T>, T)>> Kernel<T> for Slotted<'_, K> {
     type Acc = (Cursor<T>, K::Acc);
     type Output = K::Output;
     fn start(&self) -> Self::Acc {
-        let none = ptr::null_mut();
-        (
-            Cursor {
-                next: none,
-                end: none,
-            },
-            self.inner.start(),
-        )
+        // No slots: a block folded into a fresh accumulator panics at its first item.
+        (Cursor::new(ptr::null_mut(), 0), self.inner.start())
     }
     fn fold<I: Iterator<Item = T>>(&self, (mut cur, acc): Self::Acc, items: I) -> Self::Acc {
         let acc = self.inner.fold(acc, items.map(|x| (cur.take(), x)));
@@ -250,22 +255,24 @@ struct Run<T> {
 unsafe impl<T: Send> Send for Run<T> {}
 
 impl<T> Run<T> {
-    /// Writes `x` after the run's items. The slot fixes where a run starts; later items
-    /// go right after it, which is where their slots are (a piece's blocks continue where
-    /// the last ended: `Slots::fold_block` checks it).
+    /// Writes `x` after the run's items, which is where its slot must be: a piece's
+    /// blocks continue where the last ended (`Slots::fold_block` checks it), and a run
+    /// starts at its piece's first slot. Checked here too, since the slot decides where
+    /// the write goes only through this compare.
     #[inline]
     fn push(&mut self, slot: Slot<T>, x: T) {
         if self.len == 0 {
             self.start = slot.0;
         }
-        // SAFETY: a run starts at its piece's first slot, and `Cursor::take` handed out
-        // a slot of the piece's own range for each item before it reached here, so
-        // `start + len` is a slot of that range not yet written.
-        unsafe {
-            let at = self.start.add(self.len);
-            debug_assert_eq!(at, slot.0);
-            ptr::write(at, x);
-        }
+        // `wrapping_add`: only compared; `start + len` is the slot written below.
+        let at = self.start.wrapping_add(self.len);
+        assert!(
+            at == slot.0,
+            "heist: an indexed producer's items reached a slot out of order"
+        );
+        // SAFETY: `Cursor::take` handed `slot` out of the piece's own range for this item
+        // alone, and it is `start + len`, a slot of that range not yet written.
+        unsafe { ptr::write(at, x) };
         self.len += 1;
     }
 }

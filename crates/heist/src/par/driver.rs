@@ -21,6 +21,7 @@ use crate::pool::{global_or_panic, Pool};
 use crate::stats::stat;
 use crate::worker::{self, Worker};
 use std::cell::Cell;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// A splittable sequence of items: what a running loop holds.
@@ -93,22 +94,143 @@ pub trait Producer: Send + Sized {
     fn max_len(&self) -> usize {
         usize::MAX
     }
-    /// Whether [`cut`](Producer::cut) works: then a loop over this producer can be
-    /// shared through one progress word (loops started outside the pool, and
+    /// Whether [`cut`](Producer::cut) works, with the proof that this producer may be
+    /// shared between threads while it is cut ([`Cuts::SHARED`], which asks that it be
+    /// `Sync`): then a loop over this producer can be shared through one progress word
+    /// (loops started outside the pool, and
     /// [`thief_splitting`](crate::iter::ThiefSplitting::thief_splitting)), and a thief
     /// can take part of it while its owner is inside a long item (the owner's standing
     /// offers). Ranges and slices can; the default is no.
-    const CUTS: bool = false;
+    ///
+    /// ```
+    /// use heist::iter::plumbing::{Cuts, Producer};
+    ///
+    /// /// The numbers `lo..hi`.
+    /// struct Numbers { lo: u64, hi: u64 }
+    ///
+    /// impl Producer for Numbers {
+    ///     type Item = u64;
+    ///     type IntoIter = std::ops::Range<u64>;
+    ///     fn len(&self) -> usize { (self.hi - self.lo) as usize }
+    ///     fn split_at(self, i: usize) -> (Self, Self) {
+    ///         let mid = self.lo + i as u64;
+    ///         (Numbers { lo: self.lo, hi: mid }, Numbers { lo: mid, hi: self.hi })
+    ///     }
+    ///     fn into_iter(self) -> Self::IntoIter { self.lo..self.hi }
+    ///     const CUTS: Option<Cuts<Self>> = Cuts::SHARED;
+    ///     unsafe fn cut(&self, from: usize, to: usize) -> Self {
+    ///         Numbers { lo: self.lo + from as u64, hi: self.lo + to as u64 }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// A producer that is not `Sync` cannot say so: pieces are cut out of one `&self`
+    /// on several threads at once.
+    ///
+    /// ```compile_fail,E0277
+    /// use heist::iter::plumbing::{Cuts, Producer};
+    /// use std::cell::Cell;
+    ///
+    /// /// The numbers `lo..hi`, counting its cuts in a `Cell` (`Send`, not `Sync`).
+    /// struct Counted { lo: u64, hi: u64, cuts: Cell<u32> }
+    ///
+    /// impl Producer for Counted {
+    ///     type Item = u64;
+    ///     type IntoIter = std::ops::Range<u64>;
+    ///     fn len(&self) -> usize { (self.hi - self.lo) as usize }
+    ///     fn split_at(self, i: usize) -> (Self, Self) {
+    ///         let mid = self.lo + i as u64;
+    ///         let cuts = Cell::new(0);
+    ///         (Counted { lo: self.lo, hi: mid, cuts: self.cuts }, Counted { lo: mid, hi: self.hi, cuts })
+    ///     }
+    ///     fn into_iter(self) -> Self::IntoIter { self.lo..self.hi }
+    ///     const CUTS: Option<Cuts<Self>> = Cuts::SHARED;
+    ///     unsafe fn cut(&self, from: usize, to: usize) -> Self {
+    ///         self.cuts.set(self.cuts.get() + 1); // a data race, were this allowed
+    ///         Counted { lo: self.lo + from as u64, hi: self.lo + to as u64, cuts: Cell::new(0) }
+    ///     }
+    /// }
+    /// ```
+    const CUTS: Option<Cuts<Self>> = None;
     /// The items `from..to` (`from <= to <= len()`), cut out of a producer that stays
     /// whole: how a thief takes part of a loop without its owner.
     ///
     /// # Safety
-    /// Only if `CUTS` is true. The caller cuts disjoint ranges only, possibly from
-    /// several threads at once, and neither splits nor iterates `self` while a piece
-    /// lives; an implementation must allow exactly that. The default panics.
+    /// Only if `CUTS` is `Some`. The caller cuts disjoint ranges only, possibly from
+    /// several threads at once (the producer is `Sync`: [`Cuts`]), and neither splits nor
+    /// iterates `self` while a piece lives. An implementation may rely on this; safe code
+    /// in it cannot cause undefined behaviour whatever it returns. The default panics.
     unsafe fn cut(&self, from: usize, to: usize) -> Self {
         let _ = (from, to);
-        unreachable!("heist: `Producer::cut` on a producer whose `CUTS` is false")
+        unreachable!("heist: `Producer::cut` on a producer whose `CUTS` is `None`")
+    }
+}
+
+/// The proof that a [`Producer`] may be shared between threads while pieces are cut out
+/// of it ([`Producer::CUTS`]). Only [`Cuts::SHARED`] makes one, and only for a producer
+/// that is `Sync`; the loop driver shares `&P` between threads only while it holds one.
+/// Invariant in `P`, so that no proof for one type passes for another.
+pub struct Cuts<P>(PhantomData<fn(P) -> P>);
+
+impl<P> Clone for Cuts<P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P> Copy for Cuts<P> {}
+
+impl<P> std::fmt::Debug for Cuts<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Cuts")
+    }
+}
+
+impl<P: Producer + Sync> Cuts<P> {
+    /// What [`Producer::CUTS`] is for a producer that can be cut.
+    pub const SHARED: Option<Cuts<P>> = Some(Cuts(PhantomData));
+}
+
+/// A producer that pieces may be cut out of from several threads at once: `&P` with the
+/// proof that `P` is `Sync`.
+pub(super) struct Shared<'a, P> {
+    p: &'a P,
+    _proof: Cuts<P>,
+}
+
+impl<P> Clone for Shared<'_, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P> Copy for Shared<'_, P> {}
+
+// SAFETY: a `Shared` holds a `Cuts<P>`, which only `Cuts::SHARED` makes, for `P: Sync`
+// alone; so `&P` may cross threads, and that is all a `Shared` holds.
+unsafe impl<P> Send for Shared<'_, P> {}
+// SAFETY: as for `Send`.
+unsafe impl<P> Sync for Shared<'_, P> {}
+
+impl<'a, P: Producer> Shared<'a, P> {
+    /// `p`, if it can be cut (its `CUTS` holds the proof).
+    #[inline(always)]
+    pub(super) fn new(p: &'a P) -> Option<Self> {
+        P::CUTS.map(|proof| Shared { p, _proof: proof })
+    }
+
+    /// The producer.
+    pub(super) fn get(&self) -> &'a P {
+        self.p
+    }
+
+    /// [`Producer::cut`].
+    ///
+    /// # Safety
+    /// As for `Producer::cut` (`CUTS` holds, since a `Shared` was made).
+    pub(super) unsafe fn cut(&self, from: usize, to: usize) -> P {
+        // SAFETY: the caller's contract.
+        unsafe { self.p.cut(from, to) }
     }
 }
 
@@ -298,7 +420,7 @@ where
     let guard = StopOnUnwind(&lp.stop);
     let min = blocks.min();
     // A fresh piece's first block is unsure: its items are not timed yet.
-    let mut first = P::CUTS && blocks.fresh();
+    let mut first = const { P::CUTS.is_some() } && blocks.fresh();
     loop {
         let len = p.len();
         if len == 0 || lp.stopped() {
@@ -315,7 +437,7 @@ where
         let n = blocks.next(len);
         // A first block and a slow one are of the fewest items; test that first, as the
         // cheapest.
-        let unsure = P::CUTS && n == min && (first || blocks.slow());
+        let unsure = const { P::CUTS.is_some() } && n == min && (first || blocks.slow());
         first = false;
         if unsure && len - n >= min && offered::may_stand(w) {
             match offered::block(w, lp, p, acc, n, blocks) {

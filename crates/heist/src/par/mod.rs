@@ -99,7 +99,7 @@ pub mod iter {
 
     /// The loop driver's protocol, for making one's own collections parallel.
     pub mod plumbing {
-        pub use super::super::driver::{bridge, run, IndexedProducer, Kernel, Producer};
+        pub use super::super::driver::{bridge, run, Cuts, IndexedProducer, Kernel, Producer};
         pub use super::super::ranges::{RangeBlock, RangeProducer};
         pub use super::super::sources::SliceProducer;
         pub use super::super::traits::{IndexedOrNot, ProducerCallback};

@@ -6,7 +6,7 @@
 //! owner then waits for the thief, as a `join` does, stealing from it meanwhile (the split of Embracing Explicit Communication in Work-Stealing Runtime Systems,
 //! §5.3, made by the thief at a point the owner fixed in advance).
 
-use super::driver::{piece, stop_on_unwind, Kernel, Loop, Producer};
+use super::driver::{piece, stop_on_unwind, Kernel, Loop, Producer, Shared};
 use super::pace::Blocks;
 use crate::offer::{Offer, Ticket};
 use crate::sched::Schedule;
@@ -29,7 +29,7 @@ pub(super) fn may_stand(w: &Worker) -> bool {
 struct LoopOffer<'a, 'k, P: Producer, K: Kernel<P::Item>> {
     /// First, so that the taker's pointer to it is a pointer to the whole.
     head: Offer,
-    base: &'a P,
+    base: Shared<'a, P>,
     lp: &'a Loop<'k, K>,
     from: usize,
     to: usize,
@@ -57,6 +57,7 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
+    let base = Shared::new(&p).expect("heist: an offer stands only for a loop that can be cut");
     let len = p.len();
     // The whole rest: the owner may stay in this block for good (a coarse item that waits
     // for the others), and then what it kept back would wait with it. Taken, the owner
@@ -65,7 +66,7 @@ where
     let offer = LoopOffer {
         // SAFETY: `take` catches the piece's panic, and signals `done` last.
         head: unsafe { Offer::new(take::<P, K>) },
-        base: &p,
+        base,
         lp,
         from: mid,
         to: len,
@@ -83,9 +84,9 @@ where
         offer: &offer,
         state: State::Standing(ticket),
     };
-    // SAFETY: `CUTS` holds (checked by `piece`); `0..n` and the offer's `mid..len` are
+    // SAFETY: `CUTS` holds (`base` was made); `0..n` and the offer's `mid..len` are
     // disjoint, and `p` is neither split nor iterated while the offer stands.
-    let items = unsafe { p.cut(0, n) };
+    let items = unsafe { base.cut(0, n) };
     let acc = lp.kernel.fold(acc, items.into_iter());
     if standing.take_back() {
         drop(standing);
@@ -93,7 +94,7 @@ where
         return Ok((acc, p.split_at(n).1));
     }
     // SAFETY: as above: `n..mid` lies below the taker's part.
-    let rest = unsafe { p.cut(n, mid) };
+    let rest = unsafe { base.cut(n, mid) };
     let mine = piece(w, lp, rest, acc, blocks);
     standing.wait();
     drop(standing);
@@ -185,7 +186,7 @@ where
     stat!(w.counters(), splits);
     let lp = offer.lp;
     let out = panic::catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: `CUTS` holds (the owner checked it); the take handed out `from..to`
+        // SAFETY: `CUTS` holds (the owner made `base`); the take handed out `from..to`
         // alone, and the owner does not split or iterate `base` until `done`.
         let items = unsafe { offer.base.cut(offer.from, offer.to) };
         let blocks = Blocks::new(&items);

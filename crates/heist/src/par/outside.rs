@@ -58,8 +58,8 @@ where
         // Inline: a loop that ends here is short, and a call per block would show.
         (acc, p) = p.fold_block(n, kernel, acc);
     }
-    if P::CUTS && p.len() <= Progress::MAX {
-        return shared(pool, p, kernel, acc, blocks);
+    if let Some(cuts) = P::CUTS.filter(|_| p.len() <= Progress::MAX) {
+        return shared(pool, p, cuts, kernel, acc, blocks);
     }
     handed(pool, p, kernel, acc, blocks)
 }

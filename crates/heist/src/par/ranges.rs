@@ -4,7 +4,7 @@
 //! its index range (the index stealers of On Lock-Free Work-stealing Iterators for
 //! Parallel Data Structures, §4, with the owner rather than the thief doing the split).
 
-use super::driver::{bridge, IndexedProducer, Kernel, Producer};
+use super::driver::{bridge, Cuts, IndexedProducer, Kernel, Producer};
 use super::into::IntoParallelIterator;
 use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 use std::ops::{Range, RangeInclusive};
@@ -101,7 +101,7 @@ macro_rules! int_range {
             fn into_iter(self) -> RangeBlock<$t> {
                 RangeBlock { next: self.start, left: self.len }
             }
-            const CUTS: bool = true;
+            const CUTS: Option<Cuts<Self>> = Cuts::SHARED;
             unsafe fn cut(&self, from: usize, to: usize) -> Self {
                 RangeProducer { start: self.start.wrapping_add(from as $t), len: to - from }
             }
@@ -205,7 +205,7 @@ impl Producer for CharProducer {
     fn into_iter(self) -> Self::IntoIter {
         self.0.into_iter().map(char_at)
     }
-    const CUTS: bool = true;
+    const CUTS: Option<Cuts<Self>> = Cuts::SHARED;
     unsafe fn cut(&self, from: usize, to: usize) -> Self {
         // SAFETY: the caller's contract is `cut`'s, which `RangeProducer` allows.
         CharProducer(unsafe { self.0.cut(from, to) })

@@ -3,7 +3,7 @@
 //! index stealers of On Lock-Free Work-stealing Iterators for Parallel Data Structures,
 //! §4, with the owner rather than the thief doing the split).
 
-use super::driver::{bridge, IndexedProducer, Kernel, Producer};
+use super::driver::{bridge, Cuts, IndexedProducer, Kernel, Producer};
 use super::into::IntoParallelIterator;
 use super::traits::{
     AsIndexed, IndexedOrNot, IndexedParallelIterator, ParallelIterator, ProducerCallback,
@@ -51,7 +51,7 @@ impl<'a, T: Sync> Producer for SliceProducer<'a, T> {
     fn into_iter(self) -> Self::IntoIter {
         self.0.iter()
     }
-    const CUTS: bool = true;
+    const CUTS: Option<Cuts<Self>> = Cuts::SHARED;
     unsafe fn cut(&self, from: usize, to: usize) -> Self {
         SliceProducer(&self.0[from..to])
     }

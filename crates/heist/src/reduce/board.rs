@@ -98,10 +98,11 @@ impl Drop for Unpost<'_> {
         self.w.registry().reductions.unpost(self.red);
         let mut idle = 0;
         while self.helpers.load(Acquire) != 0 {
-            // A helper may be registered with a team that needs this worker: serve it,
-            // or the helper never comes back.
+            // A helper may wait for a broadcast's share of this worker, or be registered
+            // with a team that needs this worker: serve them, or the helper never comes
+            // back.
             self.w.poll();
-            if crate::team::serve(self.w) {
+            if self.w.run_mail() || crate::team::serve(self.w) {
                 idle = 0;
                 continue;
             }

@@ -217,8 +217,14 @@ impl<T: Send, R: Send, B: Fns<T, R>> Reduction<T, R, B> {
                     .ok();
                 return;
             }
+            // A broadcast (posted to this worker alone) or a team that needs this worker
+            // must not wait for the reduction to end: a task of the reduction may be
+            // what waits for it.
+            if w.run_mail() {
+                idle = 0;
+                continue;
+            }
             w.poll();
-            // A team that needs this worker must not wait for the reduction to end.
             crate::team::serve(w);
             idle += 1;
             back_off(idle);

@@ -4,6 +4,7 @@
 //! MPSC sending side is lock-free (the thesis used a lock): producers claim a cell by CAS
 //! on the tail and publish it through the cell's sequence number.
 
+use crate::mem::{try_boxed, NoMemory};
 use crate::sync::Padded;
 use crate::sync::{AtomicUsize, RaceCell};
 use std::mem::MaybeUninit;
@@ -25,15 +26,19 @@ unsafe impl<T: Send> Send for Spsc<T> {}
 
 impl<T: Copy> Spsc<T> {
     /// A channel holding up to `cap` items.
+    #[cfg(all(test, loom))]
     pub(crate) fn new(cap: usize) -> Spsc<T> {
+        Spsc::try_new(cap).expect("a model's channel fits in memory")
+    }
+
+    /// `new`, or the allocation that failed.
+    pub(crate) fn try_new(cap: usize) -> Result<Spsc<T>, NoMemory> {
         let cap = cap.max(1).next_power_of_two();
-        Spsc {
+        Ok(Spsc {
             head: Padded(AtomicUsize::new(0)),
             tail: Padded(AtomicUsize::new(0)),
-            buf: (0..cap)
-                .map(|_| RaceCell::new(MaybeUninit::uninit()))
-                .collect(),
-        }
+            buf: try_boxed(cap, |_| RaceCell::new(MaybeUninit::uninit()))?,
+        })
     }
 
     /// Sends `v`; false if the channel is full. Only one thread may send at a time, and
@@ -92,18 +97,22 @@ unsafe impl<T: Send> Send for Mpsc<T> {}
 
 impl<T: Copy> Mpsc<T> {
     /// A queue holding up to `cap` items.
+    #[cfg(all(test, loom))]
     pub(crate) fn new(cap: usize) -> Mpsc<T> {
+        Mpsc::try_new(cap).expect("a model's channel fits in memory")
+    }
+
+    /// `new`, or the allocation that failed.
+    pub(crate) fn try_new(cap: usize) -> Result<Mpsc<T>, NoMemory> {
         let cap = cap.max(2).next_power_of_two();
-        Mpsc {
+        Ok(Mpsc {
             head: Padded(AtomicUsize::new(0)),
             tail: Padded(AtomicUsize::new(0)),
-            cells: (0..cap)
-                .map(|i| Cell {
-                    seq: AtomicUsize::new(i),
-                    val: RaceCell::new(MaybeUninit::uninit()),
-                })
-                .collect(),
-        }
+            cells: try_boxed(cap, |i| Cell {
+                seq: AtomicUsize::new(i),
+                val: RaceCell::new(MaybeUninit::uninit()),
+            })?,
+        })
     }
 
     /// Sends `v` from any thread; false if the queue is full.

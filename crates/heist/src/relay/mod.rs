@@ -36,6 +36,7 @@ pub(crate) use termination::{Barriers, IdleSet, MANAGER};
 use crate::frame::Roots;
 use crate::lace::deque::{Deque, Home, Owner, Pop};
 use crate::offer::{Offer, OfferSlot};
+use crate::pool::BuildError;
 use crate::registry::{Injected, Registry};
 use crate::sched::{Held, Schedule};
 use crate::stats::stat;
@@ -115,11 +116,18 @@ impl<B: Copy> Channels<B> {
     /// reports a worker's end of an idle period; a victim's answer, a hand-out to the
     /// worker while it was parked, and its own lifeline or offer take may each report the
     /// same period while the manager runs a long task and does not poll.
+    #[cfg(all(test, loom))]
     pub(crate) fn new(n: usize) -> Channels<B> {
-        Channels {
-            requests: channel::Mpsc::new(4 * n),
-            tasks: channel::Spsc::new(2),
-        }
+        Channels::try_new(n).expect("a model's channels fit in memory")
+    }
+
+    /// `new`, or the allocation that failed (each worker's request channel holds 4n
+    /// requests, so the channels of a pool take memory in n²).
+    pub(crate) fn try_new(n: usize) -> Result<Channels<B>, crate::mem::NoMemory> {
+        Ok(Channels {
+            requests: channel::Mpsc::try_new(4 * n)?,
+            tasks: channel::Spsc::try_new(2)?,
+        })
     }
 
     /// Queues a steal request (or update).
@@ -160,6 +168,11 @@ pub(crate) struct Relay {
     /// list stops being empty. A worker that began backing off before the last bump may
     /// ask at once.
     pub(crate) new_work_epoch: AtomicU64,
+    /// Workers whose threads have started (`start`).
+    started: AtomicUsize,
+    /// The barrier asked when the pool was closed (0: not closed): its workers stop once
+    /// it is answered (`Schedule::quiet`).
+    closing: AtomicU64,
     /// How many workers are parked (a hint for pushers, read on their slow path).
     parked: AtomicUsize,
 }
@@ -191,21 +204,33 @@ struct Owned(WorkerState);
 unsafe impl Sync for Owned {}
 
 impl Relay {
-    pub(crate) fn new(workers: usize) -> Relay {
-        Relay {
-            workers: (0..workers)
-                .map(|_| PerWorker {
-                    channels: Channels::new(workers),
-                    took_offer: AtomicBool::new(false),
-                    parked: AtomicUsize::new(0),
-                    handed: std::sync::Mutex::new(Vec::new()),
-                    state: Padded(Owned(WorkerState::default())),
-                })
-                .collect(),
+    /// The relay scheduler of a pool of `workers`, or what did not fit in memory.
+    pub(crate) fn try_new(workers: usize) -> Result<Relay, BuildError> {
+        let no_room = |bytes| {
+            let what =
+                format!("the relay channels of {workers} workers (4 × {workers} requests each)");
+            crate::registry::out_of_memory(what, bytes)
+        };
+        let mut all = Vec::new();
+        all.try_reserve_exact(workers)
+            .map_err(|_| no_room(crate::mem::bytes_of::<PerWorker>(workers)))?;
+        for _ in 0..workers {
+            all.push(PerWorker {
+                channels: Channels::try_new(workers).map_err(|e| no_room(e.bytes))?,
+                took_offer: AtomicBool::new(false),
+                parked: AtomicUsize::new(0),
+                handed: std::sync::Mutex::new(Vec::new()),
+                state: Padded(Owned(WorkerState::default())),
+            });
+        }
+        Ok(Relay {
+            workers: all.into_boxed_slice(),
             barriers: Barriers::default(),
             new_work_epoch: AtomicU64::new(0),
             parked: AtomicUsize::new(0),
-        }
+            started: AtomicUsize::new(0),
+            closing: AtomicU64::new(0),
+        })
     }
 
     /// Worker `i`'s channels.
@@ -230,6 +255,7 @@ impl Schedule for Relay {
     /// No thief touches a relay deque: tasks leave it only when its owner hands them out.
     fn start(&self, w: &Worker) {
         w.owner().start_private();
+        self.started.fetch_add(1, SeqCst);
     }
 
     fn push_slow(&self, w: &Worker) {
@@ -291,7 +317,8 @@ impl Schedule for Relay {
         w.owner().take_back(slot, false)
     }
 
-    /// Takes half of the victim's private tasks as a batch (`park::lifeline`).
+    /// Takes half of the victim's private tasks as a batch, or else its oldest spilled
+    /// job (`park::lifeline`).
     fn lifeline(&self, w: &Worker, victim: usize) -> bool {
         park::lifeline(self, w, victim)
     }
@@ -329,6 +356,32 @@ impl Schedule for Relay {
     /// Termination detection answers a barrier at the root (thesis §4.2).
     fn barrier_at_root(&self, r: &Arc<Registry>, w: Option<&Worker>) -> bool {
         termination::barrier(self, r, w);
+        true
+    }
+
+    /// A handed-out task waits in its thief's channel until the thief looks: the workers
+    /// may stop only once termination detection finds them all idle, so the pool asks a
+    /// barrier now, and stops once it is answered.
+    fn close(&self, r: &Registry) {
+        self.closing.store(termination::ask(self, r), SeqCst);
+    }
+
+    fn quiet(&self) -> bool {
+        let mine = self.closing.load(SeqCst);
+        mine != 0 && self.barriers.answered(mine)
+    }
+
+    /// Waits for the closing barrier if every worker has started, or will (one that a
+    /// spawn handler has not started may never take part).
+    fn settle(&self, r: &Registry, other: Option<&Worker>, all_started: bool) -> bool {
+        if !all_started && self.started.load(SeqCst) < r.workers() {
+            return false;
+        }
+        let mine = self.closing.load(SeqCst);
+        match other {
+            Some(o) => o.wait_until(|| self.barriers.answered(mine)),
+            None => self.barriers.wait(mine),
+        }
         true
     }
 
@@ -597,7 +650,10 @@ fn steal(w: &Worker, victim: usize) -> bool {
         }
         return true;
     }
-    if !l.outstanding() && may_request(w) {
+    // A worker deep in its stack asks for no more work while it runs tasks (it still runs
+    // an answer to a request already out, which its victim handed over for good).
+    let deep = w.deep() && !w.frames().idle();
+    if !l.outstanding() && may_request(w) && !deep {
         let to = l.last_victim.take().unwrap_or(victim as u32);
         adapt(w);
         l.sent_at.set(Some(Instant::now()));

@@ -99,7 +99,7 @@ impl Barriers {
     }
 
     /// Blocks a thread that is not a worker until barrier `mine` is answered.
-    fn wait(&self, mine: u64) {
+    pub(crate) fn wait(&self, mine: u64) {
         let mut g = lock(&self.lock);
         while !self.answered(mine) {
             g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
@@ -195,15 +195,21 @@ pub(crate) fn leave<P: Peer>(p: &P) {
 /// needs every worker idle, and a task counts as idle only while it waits in the
 /// barrier, which is why the thesis allows barriers in the root task only (§4.2).
 pub(crate) fn barrier(relay: &Relay, r: &Registry, w: Option<&Worker>) {
-    let b = &relay.barriers;
-    let mine = b.ask();
+    let mine = ask(relay, r);
+    match w {
+        Some(w) => wait_on_worker(w, mine),
+        None => relay.barriers.wait(mine),
+    }
+}
+
+/// Asks for a barrier without waiting in it; its number. The manager answers it once
+/// every worker is idle and nothing is queued (a closing pool's stop waits for that).
+pub(crate) fn ask(relay: &Relay, r: &Registry) -> u64 {
+    let mine = relay.barriers.ask();
     r.infos[MANAGER as usize].deque.raise_gate();
     // Sleepers must take part: their requests are how the manager learns they are idle.
     r.sleep.wake_all();
-    match w {
-        Some(w) => wait_on_worker(w, mine),
-        None => b.wait(mine),
-    }
+    mine
 }
 
 fn wait_on_worker(w: &Worker, mine: u64) {

@@ -1,5 +1,9 @@
 //! The pools the loop tests run on: both schedulers, 1, 2, 8 and 16 workers (more than
-//! the cores), each on a thread of its own outside the pool, under a timeout.
+//! the cores, and `HEIST_TEST_WORKERS`), each on a thread of its own outside the pool,
+//! under a timeout.
+
+#[path = "../support/mod.rs"]
+mod support;
 
 use heist::{Pool, Scheduler};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -10,7 +14,7 @@ use std::time::Duration;
 pub fn on_every_pool(f: impl Fn(&Pool) + Send + Sync + 'static) {
     let f = Arc::new(f);
     for s in [Scheduler::Lace, Scheduler::Relay] {
-        for n in [1, 2, 8, 16] {
+        for n in support::worker_counts(&[1, 2, 8, 16]) {
             let (tx, rx) = mpsc::channel();
             let f = f.clone();
             std::thread::spawn(move || {
