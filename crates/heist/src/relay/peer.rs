@@ -139,6 +139,10 @@ impl Peer for Worker {
             // An answer to our own request may be waiting: for the manager, whose own
             // idleness is looked at rather than registered, this is the only sign of it.
             && relay(self).channels(self.index()).no_tasks()
+            // Nor tasks a pusher handed it while it was parked, or a lifeline of its own
+            // took, both run at its next search.
+            && !super::park::handed_something(self)
+            && super::state(self).lifeline.get().is_none()
             && r.jobs_len(self.index()) == 0
             && (self.index() as u32 != MANAGER || !r.injector_has(Roots::Excluded))
     }
