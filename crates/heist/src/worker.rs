@@ -662,7 +662,8 @@ impl Worker {
             return false;
         }
         let mut unreached = false;
-        for v in others().filter(|&v| r.infos[v].deque.has_private()) {
+        // Private tasks, or spilled ones (`crate::spill`: a full deque's overflow).
+        for v in others().filter(|&v| r.infos[v].deque.has_private() || r.jobs_len(v) > 0) {
             if self.sched().lifeline(self, v) {
                 stat!(self.counters(), lifelines);
                 self.hint.set(Some(v));

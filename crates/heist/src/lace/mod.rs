@@ -103,10 +103,12 @@ impl Schedule for Lace {
     }
 
     /// Shares half of the victim's private tasks; the next search steals them like any
-    /// shared task.
+    /// shared task. A victim with spilled jobs has work for that search too (it steals
+    /// from the victim first, `spill::steal`).
     fn lifeline(&self, w: &Worker, victim: usize) -> bool {
-        let dq = &w.registry().infos[victim].deque;
-        dq.lifeline(w.index(), Reach::Share, || ()).is_some()
+        let r = w.registry();
+        let dq = &r.infos[victim].deque;
+        dq.lifeline(w.index(), Reach::Share, || ()).is_some() || r.jobs_len(victim) > 0
     }
 
     fn injected(&self, r: &Registry, kind: Injected) {
