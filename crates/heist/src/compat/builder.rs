@@ -2,8 +2,8 @@
 //! [`PoolBuilder`](crate::PoolBuilder) and [`BuildError`].
 
 use super::thread_pool::ThreadPool;
-use super::threads::{CustomSpawn, DefaultSpawn, Handler, Lifecycle, ThreadSpawn, Threads};
 use super::ThreadBuilder;
+use crate::pool::threads::{CustomSpawn, DefaultSpawn, Handler, Lifecycle, ThreadSpawn, Threads};
 use crate::pool::{self, BuildError, Pool, Scheduler};
 use std::any::Any;
 use std::fmt;

@@ -1,11 +1,11 @@
 //! rayon's free functions: they act on the pool of the worker they are called on, or on
 //! the global pool from any other thread.
 
-use super::scope_fifo::ScopeFifo;
 use super::thread_pool;
+use crate::core::worker::{self, Worker};
 use crate::pool::{self, Registry};
-use crate::scope::{self, Scope};
-use crate::worker::{self, Worker};
+use crate::tasks::scope::{self, Scope};
+use crate::tasks::scope_fifo::ScopeFifo;
 use std::sync::Arc;
 
 /// Runs `f` with the registry of the current worker's pool, or of the global pool.
@@ -225,7 +225,7 @@ pub(crate) fn yield_local_on(w: &Worker) -> Yield {
         w.run_taken(|| unsafe { job.execute(w) });
         return Yield::Executed;
     }
-    match crate::spawn::run_own(w) {
+    match crate::core::spawn::run_own(w) {
         true => Yield::Executed,
         false => Yield::Idle,
     }

@@ -4,8 +4,8 @@
 //! caller's frame ends; a worker looking for work joins the newest it never took part in.
 
 use super::Participate;
-use crate::sync::{AtomicUsize, Mutex, MutexGuard};
-use crate::worker::Worker;
+use crate::core::sync::{AtomicUsize, Mutex, MutexGuard};
+use crate::core::worker::Worker;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 use std::sync::PoisonError;
 

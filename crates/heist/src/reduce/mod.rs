@@ -27,14 +27,14 @@
 mod board;
 mod lane;
 #[cfg(all(test, loom))]
-mod loom_tests;
+mod loom_lane;
 mod steal;
 
 pub(crate) use board::{help, Board};
 
+use crate::core::sleep::YIELD_ROUNDS;
+use crate::core::worker::Worker;
 use crate::pool::{lock, Pool};
-use crate::sleep::YIELD_ROUNDS;
-use crate::worker::Worker;
 use board::{Posted, Unpost};
 use lane::{Lane, Owner, FREE, IN, LEFT};
 use std::any::Any;

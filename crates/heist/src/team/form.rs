@@ -5,9 +5,9 @@
 
 use super::word::{Reg, Word};
 use super::Header;
-use crate::sleep::{Sleep, SPIN_ROUNDS};
-use crate::sync::{AtomicPtr, AtomicU64, AtomicUsize};
-use crate::worker::Worker;
+use crate::core::sleep::{Sleep, SPIN_ROUNDS};
+use crate::core::sync::{AtomicPtr, AtomicU64, AtomicUsize};
+use crate::core::worker::Worker;
 use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::time::Duration;

@@ -40,16 +40,16 @@
 mod barrier;
 mod form;
 #[cfg(all(test, loom))]
-mod loom_tests;
+mod loom_form;
 mod word;
 
 use form::wants_member;
 pub(crate) use form::{serve, wait_round, Teams};
 
+use crate::core::sleep::SPIN_ROUNDS;
+use crate::core::sync::{AtomicUsize, RaceCell};
+use crate::core::worker::Worker;
 use crate::pool::{lock, Pool};
-use crate::sleep::SPIN_ROUNDS;
-use crate::sync::{AtomicUsize, RaceCell};
-use crate::worker::Worker;
 use barrier::Barrier;
 use form::back_off;
 use std::any::Any;
@@ -217,7 +217,7 @@ where
             Err(p) => {
                 // Recorded before the poison: a member woken by it panics in turn, and
                 // that panic must not take the first one's place.
-                crate::task::record_first(&self.panic, p);
+                crate::core::task::record_first(&self.panic, p);
                 self.barrier.poison();
             }
         }
