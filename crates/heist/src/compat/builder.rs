@@ -15,7 +15,7 @@ type NameFn = Box<dyn FnMut(usize) -> String>;
 /// The most worker threads a pool may have (rayon's `max_num_threads`): team sizes are
 /// kept in 16 bits. [`ThreadPoolBuilder::num_threads`] asks for at most this many.
 pub fn max_num_threads() -> usize {
-    usize::from(u16::MAX)
+    crate::pool::MAX_WORKERS
 }
 
 /// Why a [`ThreadPoolBuilder`] could not build (rayon's `ThreadPoolBuildError`).

@@ -3,20 +3,9 @@
 
 use super::thread_pool;
 use crate::core::worker::{self, Worker};
-use crate::pool::{self, Registry};
+use crate::pool;
 use crate::tasks::scope::{self, Scope};
 use crate::tasks::scope_fifo::ScopeFifo;
-use std::sync::Arc;
-
-/// Runs `f` with the registry of the current worker's pool, or of the global pool.
-pub(crate) fn with_registry<R>(f: impl FnOnce(&Arc<Registry>) -> R) -> R {
-    let mut f = Some(f);
-    let here = worker::with_current(|w| w.map(|w| f.take().expect("unused")(w.registry())));
-    match here {
-        Some(r) => r,
-        None => f.expect("unused")(pool::global_or_panic().registry()),
-    }
-}
 
 /// Spawns `func` to run on the current pool (the global pool off a worker) and returns at
 /// once (rayon's `spawn`).
@@ -36,7 +25,7 @@ pub fn spawn<F>(func: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    with_registry(|r| thread_pool::spawn_in(r, func))
+    pool::with_registry(|r| thread_pool::spawn_in(r, func))
 }
 
 /// Like [`spawn`] (rayon's `spawn_fifo`). **Difference from rayon:** heist does not run
@@ -169,7 +158,7 @@ where
 /// # Panics
 /// Off a worker, if the global pool cannot start.
 pub fn current_num_threads() -> usize {
-    with_registry(|r| r.workers())
+    pool::with_registry(|r| r.workers())
 }
 
 /// The index of the current worker in its pool, `None` off a worker (rayon's

@@ -7,7 +7,7 @@
 //! or the relay scheduler of Prell's thesis); the names here only translate.
 
 mod builder;
-pub(crate) mod free;
+mod free;
 mod thread_pool;
 
 pub use crate::pool::threads::ThreadBuilder;

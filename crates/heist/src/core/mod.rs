@@ -8,6 +8,7 @@ pub(crate) mod deque;
 pub(crate) mod detached;
 pub(crate) mod frame;
 pub(crate) mod latch;
+pub(crate) mod lifecycle;
 #[cfg(all(test, loom))]
 mod loom_deque;
 #[cfg(all(test, loom))]
@@ -17,6 +18,7 @@ mod loom_sleep;
 pub(crate) mod offer;
 pub(crate) mod registry;
 pub(crate) mod sleep;
+pub(crate) mod source;
 pub(crate) mod spawn;
 pub(crate) mod stats;
 pub(crate) mod sync;

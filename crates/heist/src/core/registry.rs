@@ -1,15 +1,18 @@
 //! The state a pool's workers share: their deques and counters, the heap job lists, the
-//! injector for jobs from outside, the broadcast mailboxes, sleep, and the scheduler.
+//! injector for jobs from outside, the broadcast mailboxes, sleep, the scheduler, and the
+//! work sources registered by the layers above (`source.rs`).
 //! Workers, schedulers and the pool reach each other through it; the pool's public face
 //! (`Pool`, its builder, the global pool) is in `pool.rs`.
 
+use crate::core::deque::Deque;
 use crate::core::frame::Roots;
+use crate::core::lifecycle::Lifecycle;
 use crate::core::sleep::Sleep;
+use crate::core::source::{Source, Sources};
 use crate::core::stats::Counters;
 use crate::core::sync::lock;
 use crate::core::worker::{Job, Worker};
-use crate::pool::Scheduler;
-use crate::sched::{Deque, Sched, Schedule};
+use crate::sched::{Sched, Schedule, Scheduler};
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::mem::MaybeUninit;
@@ -82,17 +85,21 @@ pub(crate) struct Registry {
     pub(crate) in_flight: AtomicUsize,
     pub(crate) terminate: AtomicBool,
     pub(crate) detached: crate::core::detached::Detached,
-    pub(crate) teams: crate::team::Teams,
-    /// Running reductions that idle workers may join.
-    pub(crate) reductions: crate::reduce::Board,
+    /// Work offered by the layers above (teams forming, reductions to help).
+    pub(crate) sources: Sources,
     /// rayon's start and exit handlers, run by each worker around its loop.
-    pub(crate) lifecycle: crate::pool::threads::Lifecycle,
+    pub(crate) lifecycle: Lifecycle,
     /// Detached tasks made and done on each worker (`crate::core::spawn`).
     pub(crate) spawns: crate::core::spawn::Counts,
 }
 
 impl Registry {
-    pub(crate) fn new(workers: usize, scheduler: Scheduler, capacity: usize) -> Registry {
+    pub(crate) fn new(
+        workers: usize,
+        scheduler: Scheduler,
+        capacity: usize,
+        sources: Vec<Box<dyn Source>>,
+    ) -> Registry {
         let infos = (0..workers)
             .map(|_| WorkerInfo {
                 deque: Deque::new(capacity),
@@ -115,8 +122,7 @@ impl Registry {
             in_flight: AtomicUsize::new(0),
             terminate: AtomicBool::new(false),
             detached: Default::default(),
-            teams: crate::team::Teams::new(workers),
-            reductions: crate::reduce::Board::new(),
+            sources: Sources::new(sources),
             lifecycle: Default::default(),
             spawns: crate::core::spawn::Counts::new(workers),
         }

@@ -220,3 +220,17 @@ impl Sleep {
         p.place.wake_apart(|| p.cv.notify_one());
     }
 }
+
+/// Round `idle` of a wait that spins, then yields `yields` rounds, then naps `nap` a
+/// round, so that 16 workers on 2 cores still progress (teams and reductions).
+pub(crate) fn wait_round(idle: u32, yields: u32, nap: Duration) {
+    if idle < SPIN_ROUNDS {
+        for _ in 0..(1u32 << (idle / 16).min(6)) {
+            std::hint::spin_loop();
+        }
+    } else if idle < SPIN_ROUNDS + yields {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(nap);
+    }
+}

@@ -3,13 +3,14 @@
 //! looking for work, and the idle back-off that ends in sleep. Where the schedulers
 //! differ, the worker asks the seam (`sched.rs`).
 
+use crate::core::deque::{Deque, Home, Owner, Pop};
 use crate::core::frame::{Frame, Frames, Roots};
 use crate::core::latch::Latch;
 use crate::core::registry::{Registry, WorkerInfo};
 use crate::core::sleep::{SPIN_ROUNDS, YIELD_ROUNDS};
 use crate::core::stats::{stat, Stopwatch};
 use crate::core::task::{self, JobRef, Slot, DONE};
-use crate::sched::{Deque, Home, Owner, Pop, Sched, Schedule};
+use crate::sched::{Sched, Schedule};
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::mem::{self, offset_of};
@@ -593,7 +594,7 @@ impl Worker {
     /// what the caller waits for: the sleep's last look checks it too, so that its waker
     /// cannot be missed (PROTOCOLS.md, "Sleep and wake").
     fn back_off(&self, idle: u32, timeout: Option<Duration>, done: impl Fn() -> bool) {
-        if crate::team::serve(self) {
+        if self.registry.sources.serve(self) {
             return;
         }
         if idle < SPIN_ROUNDS {
@@ -618,7 +619,7 @@ impl Worker {
                     || done()
                     || me.has_mail.load(SeqCst)
                     || r.terminate.load(Relaxed)
-                    || crate::team::idle_wanted(r, self.index)
+                    || r.sources.wants(self.index)
                     || self.lifeline_look()
             });
             self.sched().parking(self, false);
@@ -703,7 +704,7 @@ impl Worker {
             self.run_taken(|| unsafe { job.execute(self) });
             return true;
         }
-        if crate::reduce::help(self) {
+        if r.sources.help(self) {
             return true;
         }
         let victim = self.hint.take().or_else(|| self.random_victim());

@@ -1,6 +1,7 @@
 //! The pool: its builder and errors, the lazily started global pool, and the entry points
 //! that hand work to a pool from outside. What its workers share is in `registry.rs`.
 
+mod team_reduce;
 pub(crate) mod threads;
 
 use crate::core::frame::Frame;
@@ -16,27 +17,21 @@ use std::panic::{self, AssertUnwindSafe};
 use std::str::FromStr;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::{Arc, OnceLock};
+use team_reduce::sources;
 
 pub(crate) use crate::core::registry::Registry;
-pub(crate) use crate::core::sync::lock;
+pub use crate::sched::Scheduler;
 use std::thread::JoinHandle;
 
 /// The largest deque capacity a builder accepts (slots of 64 bytes: 4 GiB of address
 /// space per worker, touched only as deep as the recursion goes).
 pub const MAX_DEQUE_CAPACITY: usize = 1 << 26;
 
-const DEFAULT_DEQUE_CAPACITY: usize = 1 << 14;
+/// The most workers a pool may have: team registration words hold worker counts in 16
+/// bits (rayon's `max_num_threads`).
+pub(crate) const MAX_WORKERS: usize = u16::MAX as usize;
 
-/// Which scheduler a pool runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Scheduler {
-    /// Lace's split deque with leapfrogging ("Lace: non-blocking split deque for
-    /// work-stealing", van Dijk and van de Pol).
-    Lace,
-    /// Prell's channel-based work stealing: private deques and forwarded steal requests
-    /// ("Embracing Explicit Communication in Work-Stealing Runtime Systems").
-    Relay,
-}
+const DEFAULT_DEQUE_CAPACITY: usize = 1 << 14;
 
 impl FromStr for Scheduler {
     type Err = BuildError;
@@ -74,7 +69,7 @@ impl fmt::Display for BuildError {
             BuildError::TooManyWorkers(n) => write!(
                 f,
                 "a pool has at most {} workers, got {n}",
-                crate::max_num_threads()
+                MAX_WORKERS
             ),
             BuildError::BadCapacity(c) => write!(
                 f,
@@ -200,7 +195,7 @@ impl PoolBuilder {
             Some(n) => n,
             None => workers_from_env()?,
         };
-        if workers > crate::max_num_threads() {
+        if workers > MAX_WORKERS {
             return Err(BuildError::TooManyWorkers(workers));
         }
         if self.capacity == 0 || self.capacity > MAX_DEQUE_CAPACITY {
@@ -210,7 +205,7 @@ impl PoolBuilder {
             Some(s) => s,
             None => scheduler_from_env()?,
         };
-        let mut registry = Registry::new(workers, scheduler, self.capacity);
+        let mut registry = Registry::new(workers, scheduler, self.capacity, sources(workers));
         registry.detached.handler = self.panic_handler.take();
         registry.lifecycle = std::mem::take(&mut threads.lifecycle);
         let registry = Arc::new(registry);
@@ -243,7 +238,9 @@ impl PoolBuilder {
 /// `heist-i`), or whatever rayon's `spawn_handler` makes of it, which leaves no handle to
 /// join.
 fn spawn_worker(
-    handler: Option<&mut (dyn FnMut(crate::pool::threads::ThreadBuilder) -> std::io::Result<()> + '_)>,
+    handler: Option<
+        &mut (dyn FnMut(crate::pool::threads::ThreadBuilder) -> std::io::Result<()> + '_),
+    >,
     i: usize,
     name: Option<String>,
     stack_size: Option<usize>,
@@ -556,5 +553,15 @@ pub(crate) fn global_or_panic() -> &'static Pool {
     match global() {
         Ok(p) => p,
         Err(e) => panic!("heist: cannot start the global pool: {e}"),
+    }
+}
+
+/// Runs `f` with the registry of the current worker's pool, or of the global pool.
+pub(crate) fn with_registry<R>(f: impl FnOnce(&Arc<Registry>) -> R) -> R {
+    let mut f = Some(f);
+    let here = worker::with_current(|w| w.map(|w| f.take().expect("unused")(w.registry())));
+    match here {
+        Some(r) => r,
+        None => f.expect("unused")(global_or_panic().registry()),
     }
 }

@@ -1,16 +1,12 @@
 //! Worker threads under rayon's names: the `ThreadBuilder` a custom spawn handler
-//! receives, the spawn handlers themselves, and the start and exit handlers a worker runs
-//! around its scheduling loop.
+//! receives and the spawn handlers themselves, next to the pool that starts its threads
+//! through them. The start and exit handlers a worker runs around its scheduling loop are
+//! the core's (`core/lifecycle.rs`).
 
-use crate::core::task::Panic;
+pub(crate) use crate::core::lifecycle::{Handler, Lifecycle};
 use crate::core::worker;
-use crate::pool::Registry;
 use std::fmt;
 use std::io;
-use std::panic::{self, AssertUnwindSafe};
-
-/// What a start or exit handler is.
-pub(crate) type Handler = Box<dyn Fn(usize) + Send + Sync>;
 
 /// A worker thread not yet started, handed to a spawn handler (rayon's `ThreadBuilder`;
 /// see [`ThreadPoolBuilder::spawn_handler`](crate::ThreadPoolBuilder::spawn_handler)).
@@ -129,49 +125,4 @@ where
 pub(crate) struct Threads<'a> {
     pub(crate) lifecycle: Lifecycle,
     pub(crate) spawn: Option<&'a mut dyn FnMut(ThreadBuilder) -> io::Result<()>>,
-}
-
-/// The start and exit handlers of a pool's workers (rayon's `start_handler` and
-/// `exit_handler`), kept in the registry.
-#[derive(Default)]
-pub(crate) struct Lifecycle {
-    pub(crate) start: Option<Handler>,
-    pub(crate) exit: Option<Handler>,
-}
-
-impl Lifecycle {
-    /// Runs worker `index`'s scheduling loop `run_loop` between its start and exit
-    /// handlers. Called on the worker's thread, with the worker current, so that the
-    /// handlers see `current_thread_index() == Some(index)`.
-    pub(crate) fn around(&self, registry: &Registry, index: usize, run_loop: impl FnOnce()) {
-        call(&self.start, registry, index, "start_handler");
-        run_loop();
-        call(&self.exit, registry, index, "exit_handler");
-    }
-}
-
-/// Calls `handler` for worker `index`; a panic in it goes to the pool's panic handler, and
-/// with no handler (or one that panics in turn) the process aborts, as in rayon.
-fn call(handler: &Option<Handler>, registry: &Registry, index: usize, what: &str) {
-    let Some(h) = handler else { return };
-    let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| h(index))) else {
-        return;
-    };
-    if let Some(ph) = &registry.detached.handler {
-        match panic::catch_unwind(AssertUnwindSafe(|| ph(p))) {
-            Ok(()) => return,
-            Err(q) => abort(
-                q,
-                &format!("the panic handler panicked on a {what}'s panic"),
-            ),
-        }
-    }
-    abort(p, &format!("a {what} panicked and no panic_handler is set"));
-}
-
-fn abort(p: Panic, why: &str) -> ! {
-    // Its drop could unwind; nobody receives it.
-    std::mem::forget(p);
-    eprintln!("heist: {why}; aborting (as rayon does)");
-    std::process::abort()
 }

@@ -4,11 +4,12 @@
 //! detached tasks) are slots of the deque like join branches, stolen the same way.
 
 use crate::core::deque::Steal;
+use crate::core::deque::{Held, Pop, Reach};
 use crate::core::registry::{Injected, Registry};
 use crate::core::task::Slot;
 use crate::core::worker::InWorkerSeat;
 use crate::core::worker::{Job, Worker};
-use crate::sched::{Held, Pop, Reach, Schedule};
+use crate::sched::Schedule;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;

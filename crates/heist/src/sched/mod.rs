@@ -17,17 +17,13 @@ use crate::core::offer::{Offer, OfferSlot};
 use crate::core::registry::{Injected, Registry};
 use crate::core::task::Slot;
 use crate::core::worker::{Job, Worker};
-use crate::pool::Scheduler;
 use crate::sched::lace::Lace;
 use crate::sched::relay::Relay;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The task store both schedulers keep: Lace's split deque, whose owner pushes and pops
-/// through the gate; under relay no thief touches it (`Owner::start_private`).
-pub(crate) use crate::core::deque::{Deque, Held, Home, Owner, Pop, Reach};
+use crate::core::deque::{Held, Pop};
 use crate::core::worker::InWorkerSeat;
-pub(crate) use crate::sched::relay::waiting::Waiting;
 
 /// What differs between the schedulers. `w` is always the calling thread's own worker.
 pub(crate) trait Schedule {
@@ -110,6 +106,43 @@ pub(crate) trait Schedule {
     /// if it still stands.
     fn take_offer(&self, _w: &Worker, slot: &OfferSlot, seen: u64) -> Option<*const Offer> {
         slot.take(seen)
+    }
+}
+
+/// Which scheduler a pool runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scheduler {
+    /// Lace's split deque with leapfrogging ("Lace: non-blocking split deque for
+    /// work-stealing", van Dijk and van de Pol).
+    Lace,
+    /// Prell's channel-based work stealing: private deques and forwarded steal requests
+    /// ("Embracing Explicit Communication in Work-Stealing Runtime Systems").
+    Relay,
+}
+
+/// The steal requests a split made now answers: relay's |S|+1 cut
+/// (`relay/waiting.rs`); none on Lace, whose thieves take the pushed pieces themselves.
+/// Answered by `answer`, or when dropped.
+#[derive(Default)]
+pub(crate) struct Waiting<'w>(Option<relay::waiting::Waiting<'w>>);
+
+impl<'w> Waiting<'w> {
+    /// Relay's requests, taken from the worker's channel.
+    pub(crate) fn relay(taken: relay::waiting::Waiting<'w>) -> Waiting<'w> {
+        Waiting(Some(taken))
+    }
+
+    /// Into how many parts a split cuts the rest: |S|+1 on relay (1: no split, when no
+    /// thief waits); two on Lace, whose thieves take the pushed part themselves.
+    pub(crate) fn ways(&self) -> usize {
+        self.0.as_ref().map_or(2, |r| r.ways())
+    }
+
+    /// Answers every request taken, after the pieces were pushed.
+    pub(crate) fn answer(self) {
+        if let Some(r) = self.0 {
+            r.answer();
+        }
     }
 }
 

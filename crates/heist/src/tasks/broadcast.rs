@@ -142,7 +142,7 @@ where
     OP: Fn(BroadcastContext<'_>) -> R + Sync,
     R: Send,
 {
-    crate::compat::free::with_registry(|r| run(r, op))
+    crate::pool::with_registry(|r| run(r, op))
 }
 
 /// Spawns a task that runs `op` once on every worker of `registry` (see
@@ -190,5 +190,5 @@ pub fn spawn_broadcast<OP>(op: OP)
 where
     OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
 {
-    crate::compat::free::with_registry(|r| spawn_in(r, op))
+    crate::pool::with_registry(|r| spawn_in(r, op))
 }

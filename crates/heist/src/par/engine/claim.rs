@@ -15,18 +15,18 @@
 //! - **Thief-side splitting** ([`ThiefSplitting`], an option): a piece keeps one cutter
 //!   task pushed, and a thief that takes it cuts the rest in two.
 
-use crate::core::latch::Latch;
-use crate::core::stats::stat;
-use crate::core::sync::{AtomicU64, AtomicUsize, RaceCell};
-use crate::core::task::{self, JobRef, Panic};
-use crate::core::worker::{self, Worker};
 use crate::par::engine::demand::split_demanded;
 use crate::par::engine::driver::{
     len_bounds, piece, stop_on_unwind, Here, IndexedProducer, Kernel, Loop, Producer, StopOnUnwind,
 };
 use crate::par::engine::pace::Blocks;
+use crate::par::engine::seam::stat;
+use crate::par::engine::seam::task::{self, JobRef, Panic};
+use crate::par::engine::seam::worker::{self, Worker};
+use crate::par::engine::seam::Latch;
+use crate::par::engine::seam::Pool;
+use crate::par::engine::seam::{AtomicU64, AtomicUsize, RaceCell};
 use crate::par::iter::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
-use crate::pool::Pool;
 use std::ops::Range;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::AtomicBool;
@@ -570,7 +570,7 @@ where
         let items = unsafe { p.cut(r.start, r.end) };
         acc = lp.kernel.fold(acc, items.into_iter());
         stat!(w.counters(), blocks);
-        crate::core::stats::block_size(w.counters(), r.len());
+        crate::par::engine::seam::block_size(w.counters(), r.len());
     }
     std::mem::forget(guard);
     stop_on_unwind(lp, || lp.kernel.finish(acc))

@@ -5,8 +5,8 @@
 //! requests waiting while the private deque is empty. Both show up as the owner's raised
 //! push gate, so the owner's check between blocks is one plain load and compare.
 
-use crate::core::worker::Worker;
-use crate::sched::Schedule;
+use crate::par::engine::seam::worker::Worker;
+use crate::par::engine::seam::Schedule;
 
 /// Whether thieves ask for part of the loop `w` is running: between blocks, one load.
 #[inline(always)]
@@ -23,7 +23,7 @@ fn demanded(w: &Worker) -> bool {
 
 /// The steal requests a split answers: on relay each waiting thief gets one piece of
 /// the cut; on Lace thieves take the pushed pieces themselves, so none are held.
-pub(crate) use crate::sched::Waiting;
+pub(crate) use crate::par::engine::seam::Waiting;
 
 /// Takes the steal requests waiting for `w` at a split (the scheduler-specific half of
 /// the |S|+1 cut).

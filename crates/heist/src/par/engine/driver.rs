@@ -13,13 +13,13 @@
 //! The protocol is public, for library authors: a collection that can hand out a
 //! [`Producer`] becomes a parallel iterator (see [`Producer`]'s example).
 
-use crate::core::stats::stat;
-use crate::core::worker::{self, Worker};
 use crate::par::engine::demand::{self, split_demanded};
 use crate::par::engine::from_outside;
 use crate::par::engine::pace::{Blocks, MIN_SPLIT};
+use crate::par::engine::seam::stat;
+use crate::par::engine::seam::worker::{self, Worker};
+use crate::par::engine::seam::{global_or_panic, Pool};
 use crate::par::engine::standing;
-use crate::pool::{global_or_panic, Pool};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -329,7 +329,7 @@ where
             (acc, p) = fold_block(p, n, lp.kernel, acc);
         }
         stat!(w.counters(), blocks);
-        crate::core::stats::block_size(w.counters(), n);
+        crate::par::engine::seam::block_size(w.counters(), n);
     }
     std::mem::forget(guard);
     stop_on_unwind(lp, || lp.kernel.finish(acc))

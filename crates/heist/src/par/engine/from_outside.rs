@@ -14,14 +14,14 @@
 //!   unwinds), the caller waits for a part a worker has taken (PROTOCOLS.md, "Loops from
 //!   outside: hand-offs"; loom model in `loom_claim.rs`).
 
-use crate::core::latch::Latch;
-use crate::core::sync::{AtomicUsize, RaceCell};
-use crate::core::task::{self, JobRef, Panic};
-use crate::core::worker::Worker;
 use crate::par::engine::claim::{await_latch, shared, Progress};
 use crate::par::engine::driver::{fold_block, len_bounds, piece, Kernel, Loop, Producer};
 use crate::par::engine::pace::Blocks;
-use crate::pool::Pool;
+use crate::par::engine::seam::task::{self, JobRef, Panic};
+use crate::par::engine::seam::worker::Worker;
+use crate::par::engine::seam::Latch;
+use crate::par::engine::seam::Pool;
+use crate::par::engine::seam::{AtomicUsize, RaceCell};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::sync::Arc;

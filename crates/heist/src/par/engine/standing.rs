@@ -6,14 +6,14 @@
 //! owner then waits for the thief, as a `join` does, stealing from it meanwhile (the split of Embracing Explicit Communication in Work-Stealing Runtime Systems,
 //! §5.3, made by the thief at a point the owner fixed in advance).
 
-use crate::core::offer::{Offer, Ticket};
-use crate::core::stats::stat;
-use crate::core::sync::{AtomicBool, RaceCell};
-use crate::core::task::{self, Panic};
-use crate::core::worker::Worker;
 use crate::par::engine::driver::{piece, stop_on_unwind, Kernel, Loop, Producer};
 use crate::par::engine::pace::Blocks;
-use crate::sched::Schedule;
+use crate::par::engine::seam::stat;
+use crate::par::engine::seam::task::{self, Panic};
+use crate::par::engine::seam::worker::Worker;
+use crate::par::engine::seam::Schedule;
+use crate::par::engine::seam::{AtomicBool, RaceCell};
+use crate::par::engine::seam::{Offer, Ticket};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 

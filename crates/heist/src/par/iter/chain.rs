@@ -2,8 +2,8 @@
 //! producer that cuts either part, so that they run as one loop (and `collect` writes
 //! both in place); otherwise the two loops run side by side, joined, as rayon's do.
 
-use crate::core::worker;
 use crate::par::engine::driver::{bridge, IndexedProducer, Kernel, Producer, StopOnUnwind};
+use crate::par::engine::seam::worker;
 use crate::par::iter::indexed::{with_producers, PairCallback};
 use crate::par::iter::traits::{
     IndexedOrNot, IndexedParallelIterator, ParallelIterator, ProducerCallback,

@@ -1,6 +1,10 @@
 //! Parallel iterators: the traits, the adapter and source types, and the driver's
 //! protocol ([`iter::plumbing`](crate::iter::plumbing)).
 
+// This module's files hold rayon's traits (`traits.rs`, `indexed_trait.rs`, `into.rs`),
+// the adapters, and the consumers as kernels that the engine folds (`consumers.rs`, the
+// kernels of On Lock-Free Work-stealing Iterators for Parallel Data Structures).
+
 pub(crate) mod adapters;
 pub(crate) mod chain;
 pub(crate) mod consumers;

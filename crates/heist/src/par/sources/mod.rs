@@ -1,4 +1,7 @@
-//! Sources.
+//! The sources of parallel iterators: slices, `Vec`s, arrays, ranges, strings, std's
+//! collections, trees and user-split values, each handing the engine a producer over its
+//! items (the per-structure splitting of On Lock-Free Work-stealing Iterators for Parallel
+//! Data Structures, §3–4), and rayon's `par_bridge`, `repeat` and tree walks.
 
 pub(crate) mod arrays;
 pub(crate) mod bridge;

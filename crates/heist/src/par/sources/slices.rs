@@ -1,8 +1,8 @@
 //! Slices in parallel: `par_chunks(_mut/_exact)`, `par_windows` and the parallel sorts
 //! (rayon's `ParallelSlice` and `ParallelSliceMut`).
 
-use crate::core::worker::Worker;
 use crate::par::engine::driver::{on_worker, IndexedProducer, Kernel, Producer};
+use crate::par::engine::seam::worker::Worker;
 use crate::par::iter::into::IntoParallelRefMutIterator;
 use crate::par::iter::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 pub use crate::par::sources::slice_separated::{

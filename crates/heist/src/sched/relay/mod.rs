@@ -35,6 +35,7 @@ pub(crate) mod waiting;
 
 pub(crate) use termination::{Barriers, IdleSet, MANAGER};
 
+use crate::core::deque::Held;
 use crate::core::deque::{Deque, Home, Owner, Pop};
 use crate::core::frame::Roots;
 use crate::core::offer::{Offer, OfferSlot};
@@ -44,7 +45,7 @@ use crate::core::sync::{fence, AtomicBool, AtomicU64, AtomicUsize, Padded};
 use crate::core::task::Slot;
 use crate::core::worker::InWorkerSeat;
 use crate::core::worker::{Job, Worker};
-use crate::sched::{Held, Schedule};
+use crate::sched::{Schedule, Waiting};
 use std::cell::Cell;
 use std::sync::atomic::{Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::Arc;
@@ -345,8 +346,8 @@ impl Schedule for Relay {
         false
     }
 
-    fn waiting_requests<'w>(&self, w: &'w Worker) -> waiting::Waiting<'w> {
-        waiting::Waiting::take(w)
+    fn waiting_requests<'w>(&self, w: &'w Worker) -> Waiting<'w> {
+        Waiting::relay(waiting::Waiting::take(w))
     }
 
     fn parking(&self, w: &Worker, asleep: bool) {

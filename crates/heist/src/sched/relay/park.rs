@@ -6,9 +6,9 @@
 
 use super::termination;
 use super::{relay, state, Batch, Relay, Request, Status, StealAmount};
+use crate::core::deque::Reach;
 use crate::core::sync::lock;
 use crate::core::worker::Worker;
-use crate::sched::Reach;
 use std::sync::atomic::{Ordering::AcqRel, Ordering::Relaxed};
 
 /// `PerWorker::parked`: the worker sleeps and may be handed tasks.
