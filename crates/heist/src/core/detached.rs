@@ -4,7 +4,7 @@
 //!
 //! Under relay, a barrier where the thesis allows one (outside the pool, or at the root
 //! of `Pool::run`) is answered by termination detection through the steal requests
-//! (`relay/termination.rs`). Elsewhere, and under Lace, the pool counts detached tasks in
+//! (`sched/relay/termination.rs`). Elsewhere, and under Lace, the pool counts detached tasks in
 //! flight, which is the fastest way there: a task's children (joins, scopes, promises)
 //! finish inside it, and detached tasks it spawns are counted before it ends, so the
 //! count reaches zero only when all are done. A detached task spawned on a worker is a

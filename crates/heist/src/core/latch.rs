@@ -1,5 +1,5 @@
 //! A one-shot completion flag that a non-worker thread can block on and a worker can poll
-//! (PROTOCOLS.md, "The latch"; loom models in `loom_latch.rs`).
+//! (PROTOCOLS.md, "The latch"; loom models in `core/loom_latch.rs`).
 
 use crate::core::sync::{AtomicBool, Condvar, Mutex};
 use std::sync::atomic::Ordering::{Acquire, Release};

@@ -1,4 +1,4 @@
-//! loom models of Lace's split deque (`lace::deque`) on its own, driven the way
+//! loom models of Lace's split deque (`core::deque`) on its own, driven the way
 //! `Worker::join` and `Worker::sync` drive it: the owner writes a job into the slot
 //! at `head` (then `advance`, calling `push_slow` when the gate is raised) and pops in
 //! LIFO order, running a private task inline and otherwise

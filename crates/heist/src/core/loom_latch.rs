@@ -1,4 +1,4 @@
-//! loom models of the latch (`latch.rs`), run against the real `Latch`, whose flag, mutex
+//! loom models of the latch (`core/latch.rs`), run against the real `Latch`, whose flag, mutex
 //! and condition variable `crate::core::sync` swaps for loom's. They check its public
 //! behaviour, so that they hold whatever form `set` takes:
 //!

@@ -1,4 +1,4 @@
-//! loom models of the sleep handshake (`sleep.rs`), run against the real `Sleep`, whose
+//! loom models of the sleep handshake (`core/sleep.rs`), run against the real `Sleep`, whose
 //! atomics, fence, mutexes and condition variables `crate::core::sync` swaps for loom's.
 //!
 //! A sleeper in the runtime loops: look for work, and if there is none, `Sleep::sleep`

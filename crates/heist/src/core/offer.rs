@@ -8,7 +8,7 @@
 //! Lock-Free Work-stealing Iterators for Parallel Data Structures, §3). Here the owner
 //! claims nothing per block: before such a block it stands a fixed part of its rest in
 //! its slot, and after the block it takes the offer back with one CAS, which a thief's
-//! take races with (PROTOCOLS.md, "Standing offers"; loom models in `loom_offer.rs`).
+//! take races with (PROTOCOLS.md, "Standing offers"; loom models in `sched/relay/loom_offer.rs`).
 //!
 //! A thief takes only an offer it has seen standing for [`STANDING`]: the owner stands
 //! one before every piece's first block, whose items it has not timed, and most of those
@@ -24,7 +24,7 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::time::{Duration, Instant};
 
 /// How long a thief watches an offer stand before it takes it: as long as the loop
-/// driver's longest planned block (`par::driver::LONG_BLOCK`), after which an owner that
+/// driver's longest planned block (`par::engine::driver::LONG_BLOCK`), after which an owner that
 /// had planned its block would have seen the thief's request.
 pub(crate) const STANDING: Duration = Duration::from_micros(20);
 

@@ -2,7 +2,7 @@
 //! injector for jobs from outside, the broadcast mailboxes, sleep, the scheduler, and the
 //! work sources registered by the layers above (`source.rs`).
 //! Workers, schedulers and the pool reach each other through it; the pool's public face
-//! (`Pool`, its builder, the global pool) is in `pool.rs`.
+//! (`Pool`, its builder, the global pool) is in `pool/mod.rs`.
 
 use crate::core::deque::Deque;
 use crate::core::frame::Roots;

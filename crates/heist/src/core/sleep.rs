@@ -1,7 +1,7 @@
 //! Idle workers: a short bounded back-off, then sleep until woken. The papers' workers
 //! spin while idle; heist's workers sleep, so that an idle pool costs nothing.
 //!
-//! The handshake (PROTOCOLS.md, "Sleep and wake"; loom models in `loom_sleep.rs`): a
+//! The handshake (PROTOCOLS.md, "Sleep and wake"; loom models in `core/loom_sleep.rs`): a
 //! sleeper announces itself in `sleepers`, then a SeqCst fence, then its last look for
 //! work and for what it waits for; a waker makes its work visible, then a SeqCst fence,
 //! then reads `sleepers`. Of two such fences one comes first, so either the sleeper's

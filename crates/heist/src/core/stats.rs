@@ -72,7 +72,7 @@ pub struct WorkerStats {
     /// Blocks of items that loops folded between checks for thieves (`par`).
     pub blocks: u64,
     /// Offers of part of a loop that its owner stood while folding a block it could not
-    /// bound in time (`par`, `offer.rs`).
+    /// bound in time (`par`, `core/offer.rs`).
     pub offers: u64,
     /// Such offers this worker took as a thief.
     pub offers_taken: u64,

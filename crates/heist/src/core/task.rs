@@ -206,7 +206,7 @@ pub(crate) struct Slot {
 }
 
 // SAFETY: a slot is written by its owner before it is published and by exactly one thief
-// after that thief's CAS claimed it; the deque protocol (lace::deque) orders the two.
+// after that thief's CAS claimed it; the deque protocol (core::deque) orders the two.
 unsafe impl Sync for Slot {}
 // SAFETY: as above; the jobs it holds are `Send`.
 unsafe impl Send for Slot {}

@@ -1,7 +1,7 @@
 //! The per-thread worker context and its scheduling loop: `join` (SPAWN and SYNC of
 //! "Lace: non-blocking split deque for work-stealing", §4), waiting for a stolen task,
 //! looking for work, and the idle back-off that ends in sleep. Where the schedulers
-//! differ, the worker asks the seam (`sched.rs`).
+//! differ, the worker asks the seam (`sched/mod.rs`).
 
 use crate::core::deque::{Deque, Home, Owner, Pop};
 use crate::core::frame::{Frame, Frames, Roots};

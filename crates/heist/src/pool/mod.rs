@@ -1,5 +1,5 @@
 //! The pool: its builder and errors, the lazily started global pool, and the entry points
-//! that hand work to a pool from outside. What its workers share is in `registry.rs`.
+//! that hand work to a pool from outside. What its workers share is in `core/registry.rs`.
 
 mod team_reduce;
 pub(crate) mod threads;

@@ -7,7 +7,7 @@
 //!
 //! `loom_reduce_posted_wakes_a_sleeper`: a reduction is posted on the pool's board and
 //! the sleepers woken while a worker goes to sleep with `Board::wants_help` in its last
-//! look (the sleep handshake of `sleep.rs`). A missed wake-up shows as a deadlock; with
+//! look (the sleep handshake of `core/sleep.rs`). A missed wake-up shows as a deadlock; with
 //! `wants_help` left out of the last look, the model deadlocks.
 //!
 //! Run with `.ci/loom` (`RUSTFLAGS="--cfg loom" cargo test -p heist --release --lib loom`).

@@ -121,7 +121,7 @@ pub enum Scheduler {
 }
 
 /// The steal requests a split made now answers: relay's |S|+1 cut
-/// (`relay/waiting.rs`); none on Lace, whose thieves take the pushed pieces themselves.
+/// (`sched/relay/waiting.rs`); none on Lace, whose thieves take the pushed pieces themselves.
 /// Answered by `answer`, or when dropped.
 #[derive(Default)]
 pub(crate) struct Waiting<'w>(Option<relay::waiting::Waiting<'w>>);

@@ -6,7 +6,7 @@
 //! a revoked registration counts for nothing.
 //!
 //! Two more models check that a sleeper wanted by a team is not missed (the sleep
-//! handshake of `sleep.rs` with `form::wants_member` in the last look): a coordinator's
+//! handshake of `core/sleep.rs` with `form::wants_member` in the last look): a coordinator's
 //! request ([`form::ask`]) and a registration that makes a coordinator reachable through
 //! the registering partner ([`form::enlist`]). A missed wake-up shows as a deadlock; with
 //! `wants_member` left out of the last look, both models deadlock.

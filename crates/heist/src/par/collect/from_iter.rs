@@ -1,5 +1,5 @@
 //! `collect` and `par_extend` (rayon's `FromParallelIterator` and `ParallelExtend`):
-//! an indexed iterator writes into a `Vec` in place (`collect_into.rs`); otherwise
+//! an indexed iterator writes into a `Vec` in place (`par/collect/in_place.rs`); otherwise
 //! pieces fill `Vec`s, kept in index order and joined at the end, so that the order of
 //! the items is kept.
 

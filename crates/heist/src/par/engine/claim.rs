@@ -4,11 +4,11 @@
 //! anyone else cuts the upper half off by CAS, without waiting for the owner, even while
 //! it is inside a long item. Every claim and cut is a CAS on that one word, so the ranges
 //! handed out are disjoint and together cover the loop (PROTOCOLS.md, "Claimed loops";
-//! loom models in `loom_claim.rs`).
+//! loom models in `par/engine/loom_claim.rs`).
 //!
 //! Two uses:
 //! - **Loops from outside the pool over producers that can be cut** ([`shared`], from
-//!   `outside.rs`). The calling thread, once the rest of its loop looks worth a wake-up,
+//!   `par/engine/from_outside.rs`). The calling thread, once the rest of its loop looks worth a wake-up,
 //!   publishes it and injects one helper job that cuts from the same word on a worker.
 //!   Before it returns, the caller closes a door that each helper enters and leaves, and
 //!   waits for those inside.

@@ -5,10 +5,10 @@
 //! pushes the upper part through [`Worker::join`], so a loop nobody steals from runs with
 //! no split, no join and no allocation.
 //!
-//! A loop called outside any worker starts on the calling thread (see `outside.rs`). On
+//! A loop called outside any worker starts on the calling thread (see `par/engine/from_outside.rs`). On
 //! relay, a split cuts the rest into one piece per waiting steal request plus one
 //! (Embracing Explicit Communication, Fig. 5.13). While the owner folds a block it cannot
-//! bound in time, a thief may take the rest without it (`offered.rs`).
+//! bound in time, a thief may take the rest without it (`par/engine/standing.rs`).
 //!
 //! The protocol is public, for library authors: a collection that can hand out a
 //! [`Producer`] becomes a parallel iterator (see [`Producer`]'s example).

@@ -4,7 +4,7 @@
 //! join in once what is left looks worth their wake-up. How they join depends on the
 //! producer:
 //! - one that can be cut ([`Producer::CUTS`]: ranges and slices) is shared through a
-//!   progress word, from which a helper cuts pieces itself (`claim.rs`);
+//!   progress word, from which a helper cuts pieces itself (`par/engine/claim.rs`);
 //! - any other is handed over: the caller splits its rest, as an owner splits for a steal
 //!   request (Embracing Explicit Communication in Work-Stealing Runtime Systems, §5.3.2),
 //!   and injects the upper parts as one job that the workers split further among
@@ -12,7 +12,7 @@
 //!   over again. A part that no worker has taken when the caller has finished its own is
 //!   taken back, so the caller never waits for a wake-up. Before it returns (also when it
 //!   unwinds), the caller waits for a part a worker has taken (PROTOCOLS.md, "Loops from
-//!   outside: hand-offs"; loom model in `loom_claim.rs`).
+//!   outside: hand-offs"; loom model in `par/engine/loom_claim.rs`).
 
 use crate::par::engine::claim::{await_latch, shared, Progress};
 use crate::par::engine::driver::{fold_block, len_bounds, piece, Kernel, Loop, Producer};

@@ -1,4 +1,4 @@
-//! loom models of claimed loops (`claim.rs`), run against the real `Progress` and `Door`,
+//! loom models of claimed loops (`par/engine/claim.rs`), run against the real `Progress` and `Door`,
 //! whose atomics and latch `crate::core::sync` swaps for loom's:
 //!
 //! - `loom_claim_owner_and_thieves_cover_the_range_once`: an owner claims growing blocks
@@ -11,7 +11,7 @@
 //!   the door, cuts and writes its result; once `close` returns, the caller reads the
 //!   result and reuses its whole frame, so a helper still inside (or entering late) is
 //!   reported as a race.
-//! - `loom_claim_a_part_is_taken_or_taken_back_once` (`outside.rs`): a caller hands a
+//! - `loom_claim_a_part_is_taken_or_taken_back_once` (`par/engine/from_outside.rs`): a caller hands a
 //!   part over while a worker tries to take it; the part is run exactly once, by the
 //!   worker or by the caller that took it back, and once the caller has the part back or
 //!   has waited for the worker, it reuses its whole frame, so a worker still touching it is

@@ -105,7 +105,7 @@ impl Blocks {
     /// Whether one item took longer than `LONG_BLOCK` at the last pace, so that even a
     /// block of one would keep a thief's request waiting longer than planned. The owner
     /// stands an offer while it folds such a block, as while it folds a fresh piece's
-    /// first, whose items are not timed yet (`offered.rs`).
+    /// first, whose items are not timed yet (`par/engine/standing.rs`).
     #[inline(always)]
     pub(in crate::par) fn slow(&self) -> bool {
         self.slow

@@ -1,5 +1,5 @@
 //! rayon's `IndexedParallelIterator`: the methods of iterators whose items have
-//! indices, which reach the loop's producer (see `traits.rs` for the unindexed ones).
+//! indices, which reach the loop's producer (see `par/iter/traits.rs` for the unindexed ones).
 
 use crate::par::collect::from_iter::ParallelExtend;
 use crate::par::iter::consumers::{concat, Halves};

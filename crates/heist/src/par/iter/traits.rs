@@ -1,6 +1,6 @@
 //! rayon's parallel-iterator traits under rayon's names, so that a rayon program moves
 //! to heist by changing its `use` line. Every consumer turns into a [`Kernel`] that the
-//! loop driver runs (see `driver.rs`); every adapter wraps the kernel or the producer.
+//! loop driver runs (see `par/engine/driver.rs`); every adapter wraps the kernel or the producer.
 
 use crate::par::collect::from_iter::{FromParallelIterator, ParallelExtend};
 use crate::par::engine::driver::{bridge, IndexedProducer, Kernel};

@@ -1,7 +1,7 @@
 //! A balanced binary search tree of heist's own, immutable once built, whose nodes
 //! hold neither parent pointers nor subtree sizes: the kind of tree for which On
 //! Lock-Free Work-stealing Iterators for Parallel Data Structures (§3.5, Figs. 5–7)
-//! builds its tree stealer. Its parallel iterator is that stealer (`tree_stealer.rs`).
+//! builds its tree stealer. Its parallel iterator is that stealer (`par/sources/tree_stealer.rs`).
 
 use crate::par::iter::into::IntoParallelIterator;
 use crate::par::sources::tree_stealer::ParIter;

@@ -14,7 +14,7 @@
 //!
 //! The paper packs the path into one word of 2-bit entries, with `R` entries for
 //! finished levels, so that a thief can freeze it with a CAS. heist splits on the
-//! owner's side when a thief asks (see `driver.rs`), so the path is a plain stack and
+//! owner's side when a thief asks (see `par/engine/driver.rs`), so the path is a plain stack and
 //! finished levels are simply popped.
 //!
 //! Sizes come from depth alone: the tree is built by halving, so a subtree at depth

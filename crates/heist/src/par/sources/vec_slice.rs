@@ -1,5 +1,5 @@
 //! Sources: slices, `Vec` and arrays as indexed parallel iterators (ranges are in
-//! `ranges.rs`). Each hands the driver a producer over its index range (the
+//! `par/sources/ranges.rs`). Each hands the driver a producer over its index range (the
 //! index stealers of On Lock-Free Work-stealing Iterators for Parallel Data Structures,
 //! §4, with the owner rather than the thief doing the split).
 

@@ -1,5 +1,5 @@
-//! loom models of standing offers (`offer.rs`), run against the real `OfferSlot` and
-//! relay's `take_marked`, with an owner and a thief written as `par/offered.rs` and
+//! loom models of standing offers (`core/offer.rs`), run against the real `OfferSlot` and
+//! relay's `take_marked`, with an owner and a thief written as `par/engine/standing.rs` and
 //! `offer::look` use them (a frame with the taker's outcome and a `done` flag):
 //!
 //! - `loom_offer_taken_or_kept_once`: an owner stands an offer and takes it back while a
@@ -86,7 +86,7 @@ impl Frame {
     }
 }
 
-/// The taker's side of `par/offered.rs`'s `take`: reads the frame, writes its outcome,
+/// The taker's side of `par/engine/standing.rs`'s `take`: reads the frame, writes its outcome,
 /// sets `done` last.
 ///
 /// # Safety
