@@ -13,7 +13,7 @@ pub(super) fn sources(workers: usize) -> Vec<Box<dyn Source>> {
 }
 
 impl Pool {
-    /// [`Worker::team`] on this pool, from any thread.
+    /// [`Worker::team`](crate::Worker::team) on this pool, from any thread.
     ///
     /// ```
     /// let pool = heist::Pool::builder().workers(3).build().unwrap();
@@ -33,7 +33,7 @@ impl Pool {
     /// ```
     ///
     /// # Panics
-    /// As [`Worker::team`].
+    /// As [`Worker::team`](crate::Worker::team).
     pub fn team<F, R>(&self, r: usize, body: F) -> Vec<R>
     where
         F: Fn(&Team<'_>) -> R + Sync,
@@ -42,7 +42,7 @@ impl Pool {
         self.run(|w| w.team(r, &body))
     }
 
-    /// [`Worker::try_team`] on this pool, from any thread.
+    /// [`Worker::try_team`](crate::Worker::try_team) on this pool, from any thread.
     pub fn try_team<F, R>(&self, r: usize, body: F) -> Result<Vec<R>, TeamError>
     where
         F: Fn(&Team<'_>) -> R + Sync,
@@ -53,7 +53,7 @@ impl Pool {
 }
 
 impl Pool {
-    /// [`Worker::reduce_tasks`] on this pool, from any thread.
+    /// [`Worker::reduce_tasks`](crate::Worker::reduce_tasks) on this pool, from any thread.
     ///
     /// ```
     /// let pool = heist::Pool::builder().workers(3).build().unwrap();

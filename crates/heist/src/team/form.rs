@@ -272,7 +272,7 @@ fn run_due(w: &Worker, teams: &Teams) -> bool {
 /// needs it and serve that team until it is done with `w`. Called from every wait's
 /// back-off; true if it did either.
 pub(crate) fn serve(w: &Worker) -> bool {
-    let teams = &w.registry().source::<Teams>();
+    let teams = w.registry().source::<Teams>();
     if run_due(w, teams) {
         return true;
     }

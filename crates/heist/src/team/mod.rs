@@ -333,7 +333,7 @@ impl Worker {
             }
             _ => {}
         }
-        let teams = &self.registry().source::<Teams>();
+        let teams = self.registry().source::<Teams>();
         let slot = &teams.slots[self.index()];
         let launching = slot.launching.load(Relaxed);
         if slot.depth.load(Relaxed) > 0 || launching > 0 {
