@@ -248,37 +248,18 @@
 
 #![warn(missing_docs)]
 
-pub mod affinity;
-mod barrier;
 mod compat;
-mod frame;
-mod lace;
-mod latch;
-#[cfg(all(test, loom))]
-mod loom_latch;
-#[cfg(all(test, loom))]
-mod loom_offer;
-#[cfg(all(test, loom))]
-mod loom_sleep;
-mod mem;
-mod offer;
+mod core;
 mod par;
 mod pool;
-mod promise;
 mod reduce;
-mod registry;
-mod relay;
 mod sched;
-mod scope;
-mod sleep;
-mod spawn;
-mod spill;
-mod stats;
-mod sync;
-mod task;
+mod tasks;
 mod team;
-mod worker;
 
+pub use crate::core::affinity;
+pub use crate::core::stats::WorkerStats;
+pub use crate::core::worker::Worker;
 pub use compat::{
     broadcast, current_num_threads, current_thread_has_pending_tasks, current_thread_index,
     in_place_scope, in_place_scope_fifo, join_context, max_num_threads, scope_fifo, spawn,
@@ -290,12 +271,10 @@ pub use par::{
     tree, vec,
 };
 pub use pool::{global, BuildError, Pool, PoolBuilder, Scheduler, MAX_DEQUE_CAPACITY};
-pub use promise::{Promise, Promises};
 pub use reduce::ReduceCtx;
-pub use scope::{scope, Scope};
-pub use stats::WorkerStats;
+pub use tasks::promise::{Promise, Promises};
+pub use tasks::scope::{scope, Scope};
 pub use team::{Team, TeamError};
-pub use worker::Worker;
 
 /// Whether this build counts events (the `stats` feature).
 pub const STATS_ENABLED: bool = cfg!(feature = "stats");
@@ -304,7 +283,7 @@ pub const STATS_ENABLED: bool = cfg!(feature = "stats");
 /// worker). Long task bodies that do not fork call this now and then, so that idle
 /// workers are not kept waiting for work this worker could hand out (thesis §3.6).
 pub fn poll() {
-    worker::with_current(|w| {
+    crate::core::worker::with_current(|w| {
         if let Some(w) = w {
             w.poll();
         }
@@ -327,7 +306,7 @@ where
     RB: Send,
 {
     // SAFETY: the worker runs this thread and outlives this call, which it is running.
-    match unsafe { worker::current() } {
+    match unsafe { crate::core::worker::current() } {
         Some(w) => w.join(|_| a(), |_| b()),
         None => join_outside(a, b),
     }

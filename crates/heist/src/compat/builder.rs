@@ -2,8 +2,8 @@
 //! [`PoolBuilder`](crate::PoolBuilder) and [`BuildError`].
 
 use super::thread_pool::ThreadPool;
-use super::threads::{CustomSpawn, DefaultSpawn, Handler, Lifecycle, ThreadSpawn, Threads};
 use super::ThreadBuilder;
+use crate::pool::threads::{CustomSpawn, DefaultSpawn, Handler, Lifecycle, ThreadSpawn, Threads};
 use crate::pool::{self, BuildError, Pool, Scheduler};
 use std::any::Any;
 use std::fmt;
@@ -15,7 +15,7 @@ type NameFn = Box<dyn FnMut(usize) -> String>;
 /// The most worker threads a pool may have (rayon's `max_num_threads`): team sizes are
 /// kept in 16 bits. A builder asked for more fails with an error that says so.
 pub fn max_num_threads() -> usize {
-    usize::from(u16::MAX)
+    crate::pool::MAX_WORKERS
 }
 
 /// Why a [`ThreadPoolBuilder`] could not build (rayon's `ThreadPoolBuildError`).

@@ -1,22 +1,11 @@
 //! rayon's free functions: they act on the pool of the worker they are called on, or on
 //! the global pool from any other thread.
 
-use super::scope_fifo::ScopeFifo;
 use super::thread_pool;
-use crate::pool::{self, Registry};
-use crate::scope::{self, Scope};
-use crate::worker::{self, Worker};
-use std::sync::Arc;
-
-/// Runs `f` with the registry of the current worker's pool, or of the global pool.
-pub(crate) fn with_registry<R>(f: impl FnOnce(&Arc<Registry>) -> R) -> R {
-    let mut f = Some(f);
-    let here = worker::with_current(|w| w.map(|w| f.take().expect("unused")(w.registry())));
-    match here {
-        Some(r) => r,
-        None => f.expect("unused")(pool::global_or_panic().registry()),
-    }
-}
+use crate::core::worker::{self, Worker};
+use crate::pool;
+use crate::tasks::scope::{self, Scope};
+use crate::tasks::scope_fifo::ScopeFifo;
 
 /// Spawns `func` to run on the current pool (the global pool off a worker) and returns at
 /// once (rayon's `spawn`).
@@ -37,7 +26,7 @@ pub fn spawn<F>(func: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    with_registry(|r| thread_pool::spawn_in(r, func))
+    pool::with_registry(|r| thread_pool::spawn_in(r, func))
 }
 
 /// Like [`spawn`] (rayon's `spawn_fifo`). **Difference from rayon:** heist does not run
@@ -170,7 +159,7 @@ where
 /// # Panics
 /// Off a worker, if the global pool cannot start.
 pub fn current_num_threads() -> usize {
-    with_registry(|r| r.workers())
+    pool::with_registry(|r| r.workers())
 }
 
 /// The index of the current worker in its pool, `None` off a worker (rayon's
@@ -226,7 +215,7 @@ pub(crate) fn yield_local_on(w: &Worker) -> Yield {
         w.run_taken(|| unsafe { job.execute(w) });
         return Yield::Executed;
     }
-    match crate::spawn::run_own(w) {
+    match crate::core::spawn::run_own(w) {
         true => Yield::Executed,
         false => Yield::Idle,
     }

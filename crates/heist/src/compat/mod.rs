@@ -6,21 +6,17 @@
 //! The pool underneath is a work-stealing pool of either scheduler (Lace's split deque,
 //! or the relay scheduler of Prell's thesis); the names here only translate.
 
-mod broadcast;
 mod builder;
 mod free;
-mod scope_fifo;
 mod thread_pool;
-mod threads;
 
-pub use broadcast::{broadcast, spawn_broadcast, BroadcastContext};
+pub use crate::pool::threads::ThreadBuilder;
+pub use crate::tasks::broadcast::{broadcast, spawn_broadcast, BroadcastContext};
+pub use crate::tasks::scope_fifo::ScopeFifo;
 pub use builder::{max_num_threads, ThreadPoolBuildError, ThreadPoolBuilder};
 pub use free::{
     current_num_threads, current_thread_has_pending_tasks, current_thread_index, in_place_scope,
     in_place_scope_fifo, join_context, scope_fifo, spawn, spawn_fifo, yield_local, yield_now,
     FnContext, Yield,
 };
-pub use scope_fifo::ScopeFifo;
 pub use thread_pool::ThreadPool;
-pub use threads::ThreadBuilder;
-pub(crate) use threads::{Lifecycle, Threads};

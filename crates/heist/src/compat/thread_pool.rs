@@ -1,11 +1,11 @@
 //! `ThreadPool`: rayon's name for heist's [`Pool`], with rayon's methods.
 
-use super::broadcast::{self, BroadcastContext};
 use super::free::{self, Yield};
-use super::scope_fifo::ScopeFifo;
+use crate::core::worker::{self, Worker};
 use crate::pool::{Pool, Registry};
-use crate::scope::Scope;
-use crate::worker::{self, Worker};
+use crate::tasks::broadcast::{self, BroadcastContext};
+use crate::tasks::scope::Scope;
+use crate::tasks::scope_fifo::ScopeFifo;
 use std::fmt;
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ pub(crate) fn spawn_in<F>(registry: &Arc<Registry>, func: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    crate::barrier::spawn(registry, move |_| func())
+    crate::core::detached::spawn(registry, move |_| func())
 }
 
 /// A pool of worker threads under rayon's name (rayon's `ThreadPool`): a [`Pool`] with
@@ -123,7 +123,7 @@ impl ThreadPool {
     {
         match self.here() {
             Some(w) => w.scope(op),
-            None => crate::scope::scope_outside(&self.pool, op),
+            None => crate::tasks::scope::scope_outside(&self.pool, op),
         }
     }
 

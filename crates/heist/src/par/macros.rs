@@ -97,16 +97,16 @@ macro_rules! indexed_drive {
         {
             type Item = $item;
             fn drive<K: Kernel<$item>>(self, kernel: K) -> K::Output {
-                self.with_producer($crate::par::traits::Bridge(kernel))
+                self.with_producer($crate::par::iter::traits::Bridge(kernel))
             }
             fn opt_len(&self) -> Option<usize> {
                 Some(IndexedParallelIterator::len(self))
             }
             fn with_producer_or_self<CB>(self, cb: CB) -> CB::Output
             where
-                CB: $crate::par::traits::IndexedOrNot<$item>,
+                CB: $crate::par::iter::traits::IndexedOrNot<$item>,
             {
-                self.with_producer($crate::par::traits::AsIndexed(cb))
+                self.with_producer($crate::par::iter::traits::AsIndexed(cb))
             }
         }
     };
@@ -125,7 +125,7 @@ macro_rules! own_iterator {
             kernel: &K,
             acc: K::Acc,
         ) -> (K::Acc, Self) {
-            let acc = $crate::par::kernels::fold_exactly(&mut self, n, kernel, acc);
+            let acc = $crate::par::iter::consumers::fold_exactly(&mut self, n, kernel, acc);
             (acc, self)
         }
     };

@@ -8,122 +8,29 @@
 #[macro_use]
 mod macros;
 
-mod adapters;
-mod any_order;
-mod arrays;
-mod blocks;
-mod bridge;
-#[cfg(feature = "hashbrown")]
-mod buckets;
-mod chain;
-mod claim;
-mod collect;
-mod collect_into;
-mod collect_more;
-mod demand;
-mod drain;
-mod driver;
-mod either;
-mod indexed;
-mod indexed_trait;
-mod interleave;
-mod intersperse;
-mod into;
-mod kernels;
-#[cfg(all(test, loom))]
-mod loom_claim;
-mod maps;
-mod more_sources;
-mod multizip;
-mod offered;
-mod outside;
-mod pace;
-mod per_piece;
-mod ranges;
-mod repeat;
-mod slice_split;
-mod slices;
-mod sources;
-mod splitter;
-mod str_split;
-mod strings;
-mod traits;
-mod tree_set;
-mod tree_stealer;
-mod try_op;
-mod walk_tree;
-
-/// Parallel iterators: the traits, the adapter and source types, and the driver's
-/// protocol ([`iter::plumbing`](crate::iter::plumbing)).
-pub mod iter {
-    pub use super::adapters::{
-        Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Flatten, FlattenIter, Inspect,
-        Map, PanicFuse, Update,
-    };
-    pub use super::any_order::{SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, WhileSome};
-    pub use super::blocks::{Chunks, ExponentialBlocks, FoldChunks, FoldChunksWith, UniformBlocks};
-    pub use super::bridge::{IterBridge, ParallelBridge};
-    #[cfg(feature = "hashbrown")]
-    pub use super::buckets::Buckets;
-    pub use super::chain::Chain;
-    pub use super::claim::{ThiefSplits, ThiefSplitting};
-    pub use super::collect::{FromParallelIterator, ParallelExtend};
-    pub use super::drain::{Drain, ParallelDrainFull, ParallelDrainRange};
-    pub use super::either::Either;
-    pub use super::indexed::{
-        Enumerate, MaxLen, MinLen, Positions, Rev, Skip, StepBy, Take, Zip, ZipEq,
-    };
-    pub use super::interleave::{Interleave, InterleaveShortest};
-    pub use super::intersperse::Intersperse;
-    pub use super::into::{
-        IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
-    };
-    pub use super::maps::InPlace;
-    pub use super::more_sources::{DequeIter, OptionIter};
-    pub use super::multizip::MultiZip;
-    pub use super::per_piece::{CloneOf, Fold, Identity, MapInit, MapWith, TryFold, TryFoldWith};
-
-    /// The folds of `fold_with`: a [`Fold`] from clones of a value (rayon's `FoldWith`).
-    pub type FoldWith<I, U, F> = Fold<I, CloneOf<U>, F>;
-    pub use super::ranges::RangeIter;
-    #[allow(deprecated)]
-    pub use super::repeat::repeatn;
-    pub use super::repeat::{empty, once, repeat, repeat_n, Empty, Once, Repeat, RepeatN};
-    pub use super::sources::{IntoIter, Iter, IterMut};
-    pub use super::splitter::{split, Split};
-    pub use super::traits::{IndexedParallelIterator, ParallelIterator};
-    pub use super::try_op::Try;
-    pub use super::walk_tree::{
-        walk_tree, walk_tree_postfix, walk_tree_prefix, WalkTree, WalkTreePostfix, WalkTreePrefix,
-    };
-
-    /// The loop driver's protocol, for making one's own collections parallel.
-    pub mod plumbing {
-        pub use super::super::driver::{bridge, run, Cuts, IndexedProducer, Kernel, Producer};
-        pub use super::super::ranges::{RangeBlock, RangeProducer};
-        pub use super::super::sources::SliceProducer;
-        pub use super::super::traits::{IndexedOrNot, ProducerCallback};
-    }
-}
+pub(crate) mod collect;
+pub(crate) mod engine;
+pub mod iter;
+pub(crate) mod sources;
 
 /// Parallel views of slices.
 pub mod slice {
-    pub use super::slices::{
+    pub use crate::par::sources::slices::{
         ArrayWindows, ChunkBy, ChunkByMut, Chunks, ChunksExact, ChunksExactMut, ChunksMut,
         ParallelSlice, ParallelSliceMut, RChunks, RChunksExact, RChunksExactMut, RChunksMut, Split,
         SplitInclusive, SplitInclusiveMut, SplitMut, Windows,
     };
-    pub use super::sources::{Iter, IterMut};
+    pub use crate::par::sources::vec_slice::{Iter, IterMut};
 }
 
 /// Parallel iterators over arrays (rayon's `array`).
 pub mod array {
-    pub use super::arrays::IntoIter;
+    pub use crate::par::sources::arrays::IntoIter;
 }
 
 /// Parallel iterators over `Option`'s item (rayon's `option`).
 pub mod option {
-    use super::more_sources::OptionIter;
+    use crate::par::sources::option_deque::OptionIter;
     /// Moves the item out of an `Option`.
     pub type IntoIter<T> = OptionIter<T>;
     /// Borrows the item of an `Option`.
@@ -134,7 +41,7 @@ pub mod option {
 
 /// Parallel iterators over `Result`'s `Ok` item (rayon's `result`).
 pub mod result {
-    use super::more_sources::OptionIter;
+    use crate::par::sources::option_deque::OptionIter;
     /// Moves the `Ok` item out of a `Result`.
     pub type IntoIter<T> = OptionIter<T>;
     /// Borrows the `Ok` item of a `Result`.
@@ -146,25 +53,25 @@ pub mod result {
 /// Parallel iterators over ranges `a..b` (rayon's `range`).
 pub mod range {
     /// The iterator of a range `a..b` of integers or `char`s.
-    pub type Iter<T> = super::ranges::RangeIter<T>;
+    pub type Iter<T> = crate::par::sources::ranges::RangeIter<T>;
 }
 
 /// Parallel iterators over ranges `a..=b` (rayon's `range_inclusive`).
 pub mod range_inclusive {
     /// The iterator of a range `a..=b` of integers or `char`s.
-    pub type Iter<T> = super::ranges::RangeIter<T>;
+    pub type Iter<T> = crate::par::sources::ranges::RangeIter<T>;
 }
 
 /// Parallel iterators over a `Vec` (rayon's `vec`).
 pub mod vec {
-    pub use super::drain::Drain;
-    pub use super::sources::IntoIter;
+    pub use crate::par::sources::drain::Drain;
+    pub use crate::par::sources::vec_slice::IntoIter;
 }
 
 /// Parallel iterators over a `String` (rayon's `string`).
 pub mod string {
     /// The chars of a range of a `String`, moved out (into a `Vec` first).
-    pub type Drain<'a> = super::sources::IntoIter<char>;
+    pub type Drain<'a> = crate::par::sources::vec_slice::IntoIter<char>;
 }
 
 /// Parallel iterators over the standard collections (rayon's `collections`). Borrowing
@@ -173,7 +80,7 @@ pub mod string {
 pub mod collections {
     /// Parallel iterators over a `BinaryHeap`.
     pub mod binary_heap {
-        use crate::par::{maps::InPlace, sources::IntoIter as Owned};
+        use crate::par::sources::{maps::InPlace, vec_slice::IntoIter as Owned};
         /// The items, moved out.
         pub type IntoIter<T> = Owned<T>;
         /// The items, borrowed.
@@ -184,7 +91,7 @@ pub mod collections {
 
     /// Parallel iterators over a `BTreeMap`.
     pub mod btree_map {
-        use crate::par::{maps::InPlace, sources::IntoIter as Owned};
+        use crate::par::sources::{maps::InPlace, vec_slice::IntoIter as Owned};
         /// The entries, moved out.
         pub type IntoIter<K, V> = Owned<(K, V)>;
         /// The entries, borrowed.
@@ -195,7 +102,7 @@ pub mod collections {
 
     /// Parallel iterators over a `BTreeSet`.
     pub mod btree_set {
-        use crate::par::{maps::InPlace, sources::IntoIter as Owned};
+        use crate::par::sources::{maps::InPlace, vec_slice::IntoIter as Owned};
         /// The items, moved out.
         pub type IntoIter<T> = Owned<T>;
         /// The items, borrowed.
@@ -204,7 +111,7 @@ pub mod collections {
 
     /// Parallel iterators over a `HashMap`.
     pub mod hash_map {
-        use crate::par::{maps::InPlace, sources::IntoIter as Owned};
+        use crate::par::sources::{maps::InPlace, vec_slice::IntoIter as Owned};
         /// The entries, moved out.
         pub type IntoIter<K, V> = Owned<(K, V)>;
         /// The entries, borrowed.
@@ -217,7 +124,7 @@ pub mod collections {
 
     /// Parallel iterators over a `HashSet`.
     pub mod hash_set {
-        use crate::par::{maps::InPlace, sources::IntoIter as Owned};
+        use crate::par::sources::{maps::InPlace, vec_slice::IntoIter as Owned};
         /// The items, moved out.
         pub type IntoIter<T> = Owned<T>;
         /// The items, borrowed.
@@ -228,7 +135,7 @@ pub mod collections {
 
     /// Parallel iterators over a `LinkedList`.
     pub mod linked_list {
-        use crate::par::{maps::InPlace, sources::IntoIter as Owned};
+        use crate::par::sources::{maps::InPlace, vec_slice::IntoIter as Owned};
         /// The items, moved out.
         pub type IntoIter<T> = Owned<T>;
         /// The items, borrowed.
@@ -239,14 +146,16 @@ pub mod collections {
 
     /// Parallel iterators over a `VecDeque`.
     pub mod vec_deque {
-        use crate::par::{more_sources::DequeIter, sources::IntoIter as Owned};
+        use crate::par::sources::{option_deque::DequeIter, vec_slice::IntoIter as Owned};
         /// The items, moved out.
         pub type IntoIter<T> = Owned<T>;
         /// The items, borrowed.
         pub type Iter<'a, T> = DequeIter<'a, T>;
         /// The items, borrowed mutably: the deque's two slices, chained.
-        pub type IterMut<'a, T> =
-            crate::par::chain::Chain<crate::iter::IterMut<'a, T>, crate::iter::IterMut<'a, T>>;
+        pub type IterMut<'a, T> = crate::par::iter::chain::Chain<
+            crate::iter::IterMut<'a, T>,
+            crate::iter::IterMut<'a, T>,
+        >;
         /// A range of the items, drained.
         pub type Drain<'a, T> = Owned<T>;
     }
@@ -254,7 +163,7 @@ pub mod collections {
 
 /// Parallel views of strings.
 pub mod str {
-    pub use super::strings::{
+    pub use crate::par::sources::strings::{
         Bytes, CharIndices, Chars, EncodeUtf16, Lines, MatchIndices, Matches, ParallelString,
         Pattern, Split, SplitAsciiWhitespace, SplitInclusive, SplitTerminator, SplitWhitespace,
     };
@@ -263,20 +172,20 @@ pub mod str {
 /// A balanced tree of heist's own, iterated in parallel by the work-stealing iterators'
 /// tree stealer.
 pub mod tree {
-    pub use super::tree_set::{Iter, TreeSet};
-    pub use super::tree_stealer::ParIter;
+    pub use crate::par::sources::tree_set::{Iter, TreeSet};
+    pub use crate::par::sources::tree_stealer::ParIter;
 }
 
 /// Everything a program using parallel iterators needs: `use heist::prelude::*;` in
 /// place of `use rayon::prelude::*;`.
 pub mod prelude {
-    pub use super::bridge::ParallelBridge;
-    pub use super::collect::{FromParallelIterator, ParallelExtend};
-    pub use super::drain::{ParallelDrainFull, ParallelDrainRange};
-    pub use super::into::{
+    pub use crate::par::collect::from_iter::{FromParallelIterator, ParallelExtend};
+    pub use crate::par::iter::into::{
         IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
     };
-    pub use super::slices::{ParallelSlice, ParallelSliceMut};
-    pub use super::strings::ParallelString;
-    pub use super::traits::{IndexedParallelIterator, ParallelIterator};
+    pub use crate::par::iter::traits::{IndexedParallelIterator, ParallelIterator};
+    pub use crate::par::sources::bridge::ParallelBridge;
+    pub use crate::par::sources::drain::{ParallelDrainFull, ParallelDrainRange};
+    pub use crate::par::sources::slices::{ParallelSlice, ParallelSliceMut};
+    pub use crate::par::sources::strings::ParallelString;
 }

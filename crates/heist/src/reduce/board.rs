@@ -4,8 +4,10 @@
 //! caller's frame ends; a worker looking for work joins the newest it never took part in.
 
 use super::Participate;
-use crate::sync::{AtomicUsize, Mutex, MutexGuard};
-use crate::worker::Worker;
+use crate::core::source::Source;
+use crate::core::sync::{AtomicUsize, Mutex, MutexGuard};
+use crate::core::worker::Worker;
+use std::any::Any;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 use std::sync::PoisonError;
 
@@ -61,6 +63,23 @@ impl Board {
     }
 }
 
+/// Reductions plug into the worker loop as a work source: an idle worker joins one it
+/// never took part in; a sleeper's last look covers the wake-ups of posted reductions
+/// (PROTOCOLS.md, "Sleep and wake").
+impl Source for Board {
+    fn help(&self, w: &Worker) -> bool {
+        help(w)
+    }
+
+    fn wants(&self, me: usize) -> bool {
+        self.wants_help(me)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -68,7 +87,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Joins a reduction of `w`'s pool that it never took part in, if there is one, and
 /// works on it until it ends. Called when `w` looks for work; true if it joined.
 pub(crate) fn help(w: &Worker) -> bool {
-    let board = &w.registry().reductions;
+    let board = w.registry().source::<Board>();
     if board.len.load(Relaxed) == 0 {
         return false;
     }
@@ -95,14 +114,14 @@ pub(super) struct Unpost<'a> {
 
 impl Drop for Unpost<'_> {
     fn drop(&mut self) {
-        self.w.registry().reductions.unpost(self.red);
+        self.w.registry().source::<Board>().unpost(self.red);
         let mut idle = 0;
         while self.helpers.load(Acquire) != 0 {
             // A helper may wait for a broadcast's share of this worker, or be registered
             // with a team that needs this worker: serve them, or the helper never comes
             // back.
             self.w.poll();
-            if self.w.run_mail() || crate::team::serve(self.w) {
+            if self.w.run_mail() || crate::core::source::serve(self.w) {
                 idle = 0;
                 continue;
             }

@@ -8,8 +8,8 @@
 //! older half of its queue into a mutex-guarded shared part at its next push or pop
 //! (private-deque stealing, as in the relay scheduler).
 
-use crate::pool::lock;
-use crate::sync::AtomicU64;
+use crate::core::sync::lock;
+use crate::core::sync::AtomicU64;
 use std::cell::{Cell, UnsafeCell};
 use std::mem::{align_of, size_of, MaybeUninit};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};

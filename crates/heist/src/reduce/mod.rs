@@ -27,14 +27,14 @@
 mod board;
 mod lane;
 #[cfg(all(test, loom))]
-mod loom_tests;
+mod loom_lane;
 mod steal;
 
-pub(crate) use board::{help, Board};
+pub(crate) use board::Board;
 
-use crate::pool::{lock, Pool};
-use crate::sleep::YIELD_ROUNDS;
-use crate::worker::Worker;
+use crate::core::sleep::YIELD_ROUNDS;
+use crate::core::sync::lock;
+use crate::core::worker::Worker;
 use board::{Posted, Unpost};
 use lane::{Lane, Owner, FREE, IN, LEFT};
 use std::any::Any;
@@ -225,7 +225,8 @@ impl<T: Send, R: Send, B: Fns<T, R>> Reduction<T, R, B> {
                 continue;
             }
             w.poll();
-            crate::team::serve(w);
+            // A team that needs this worker must not wait for the reduction to end.
+            crate::core::source::serve(w);
             idle += 1;
             back_off(idle);
         }
@@ -261,7 +262,7 @@ impl<T: Send, R: Send, B: Fns<T, R>> Reduction<T, R, B> {
                 helpers: &self.helpers,
                 w,
             };
-            w.registry().reductions.post(Posted(erased));
+            w.registry().source::<Board>().post(Posted(erased));
             w.registry().sleep.wake_all();
             self.participate(w);
         } else {
@@ -314,7 +315,7 @@ impl<T: Send, R: Send, B: Fns<T, R>> Participate for Reduction<T, R, B> {
 
 /// Spins, then yields, then naps: a worker inside a reduction waits for work or the end.
 fn back_off(idle: u32) {
-    crate::team::wait_round(idle, YIELD_ROUNDS, Duration::from_micros(50));
+    crate::core::sleep::wait_round(idle, YIELD_ROUNDS, Duration::from_micros(50));
 }
 
 /// Drops `v`; a panic in its drop is swallowed (and that panic's payload leaked if
@@ -371,36 +372,5 @@ impl Worker {
         F: Fn(&ReduceCtx<'_, T>, T) -> R + Sync,
     {
         Reduction::new(self.workers(), Body { identity, op, f }).run(self, root)
-    }
-}
-
-impl Pool {
-    /// [`Worker::reduce_tasks`] on this pool, from any thread.
-    ///
-    /// ```
-    /// let pool = heist::Pool::builder().workers(3).build().unwrap();
-    /// let v: Vec<u64> = (1..=1000).collect();
-    /// let sum = pool.reduce_tasks(&v[..], || 0u64, |a, b| a + b, |ctx, s| {
-    ///     if s.len() > 64 {
-    ///         let (l, r) = s.split_at(s.len() / 2);
-    ///         ctx.push(l);
-    ///         ctx.push(r);
-    ///         0
-    ///     } else {
-    ///         s.iter().sum()
-    ///     }
-    /// });
-    /// assert_eq!(sum, 500_500);
-    /// ```
-    pub fn reduce_tasks<T, R, I, O, F>(&self, root: T, identity: I, op: O, f: F) -> R
-    where
-        T: Send,
-        R: Send,
-        I: Fn() -> R + Sync,
-        O: Fn(R, R) -> R + Sync,
-        F: Fn(&ReduceCtx<'_, T>, T) -> R + Sync,
-    {
-        let (identity, op, f) = (&identity, &op, &f);
-        self.run(move |w| w.reduce_tasks(root, identity, op, f))
     }
 }

@@ -11,9 +11,9 @@
 //! The loom model `loom_team_members_panic_and_poison_the_barrier` checks both wake-ups.
 
 use super::form::{lend, TEAM_YIELDS};
-use crate::sleep::SPIN_ROUNDS;
-use crate::sync::{fence, AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard};
-use crate::worker::Worker;
+use crate::core::sleep::SPIN_ROUNDS;
+use crate::core::sync::{fence, AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard};
+use crate::core::worker::Worker;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 use std::sync::PoisonError;
 use std::time::Duration;

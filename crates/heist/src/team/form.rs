@@ -5,9 +5,9 @@
 
 use super::word::{Reg, Word};
 use super::Header;
-use crate::sleep::{Sleep, SPIN_ROUNDS};
-use crate::sync::{AtomicPtr, AtomicU64, AtomicUsize};
-use crate::worker::Worker;
+use crate::core::sleep::{wait_round, Sleep, SPIN_ROUNDS};
+use crate::core::sync::{AtomicPtr, AtomicU64, AtomicUsize};
+use crate::core::worker::Worker;
 use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::time::Duration;
@@ -223,7 +223,7 @@ pub(super) fn lend(w: &Worker) -> bool {
         return true;
     }
     // Other work may nest more launches and registrations here: not past half the room.
-    let slot = &w.registry().teams.slots[w.index()];
+    let slot = &w.registry().source::<Teams>().slots[w.index()];
     let deep = slot
         .launching
         .load(Relaxed)
@@ -272,7 +272,7 @@ fn run_due(w: &Worker, teams: &Teams) -> bool {
 /// needs it and serve that team until it is done with `w`. Called from every wait's
 /// back-off; true if it did either.
 pub(crate) fn serve(w: &Worker) -> bool {
-    let teams = &w.registry().teams;
+    let teams = w.registry().source::<Teams>();
     if run_due(w, teams) {
         return true;
     }
@@ -438,20 +438,6 @@ pub(super) const TEAM_YIELDS: u32 = 2048;
 /// A team member's or coordinator's wait: [`wait_round`] with its yields and naps.
 pub(super) fn back_off(idle: u32) {
     wait_round(idle, TEAM_YIELDS, Duration::from_micros(20));
-}
-
-/// Round `idle` of a wait that spins, then yields `yields` rounds, then naps `nap` a
-/// round, so that 16 workers on 2 cores still progress (teams and reductions).
-pub(crate) fn wait_round(idle: u32, yields: u32, nap: Duration) {
-    if idle < SPIN_ROUNDS {
-        for _ in 0..(1u32 << (idle / 16).min(6)) {
-            std::hint::spin_loop();
-        }
-    } else if idle < SPIN_ROUNDS + yields {
-        std::thread::yield_now();
-    } else {
-        std::thread::sleep(nap);
-    }
 }
 
 /// Coordinates on `w` until a team of `r` is fixed; returns the `n` it was fixed under.

@@ -40,16 +40,17 @@
 mod barrier;
 mod form;
 #[cfg(all(test, loom))]
-mod loom_tests;
+mod loom_form;
 mod word;
 
 use form::wants_member;
-pub(crate) use form::{serve, wait_round, Teams};
+pub(crate) use form::{serve, Teams};
 
-use crate::pool::{lock, Pool};
-use crate::sleep::SPIN_ROUNDS;
-use crate::sync::{AtomicUsize, RaceCell};
-use crate::worker::Worker;
+use crate::core::sleep::SPIN_ROUNDS;
+use crate::core::source::Source;
+use crate::core::sync::lock;
+use crate::core::sync::{AtomicUsize, RaceCell};
+use crate::core::worker::Worker;
 use barrier::Barrier;
 use form::back_off;
 use std::any::Any;
@@ -96,12 +97,21 @@ impl fmt::Display for TeamError {
 
 impl std::error::Error for TeamError {}
 
-/// Whether worker `me` of the pool `r`, idle, is wanted by a team (as a member) or by a
-/// reduction (as a helper): the part of the sleeper's last look that covers the wake-ups
-/// of team requests, registrations and posted reductions (PROTOCOLS.md, "Sleep and
-/// wake").
-pub(crate) fn idle_wanted(r: &crate::pool::Registry, me: usize) -> bool {
-    wants_member(&r.teams, me) || r.reductions.wants_help(me)
+/// Teams plug into the worker loop as a work source: a waiting worker serves a team that
+/// needs it, or runs a launch it is due to run; a sleeper's last look covers the wake-ups
+/// of team requests and registrations (PROTOCOLS.md, "Sleep and wake").
+impl Source for Teams {
+    fn serve(&self, w: &Worker) -> bool {
+        serve(w)
+    }
+
+    fn wants(&self, me: usize) -> bool {
+        wants_member(self, me)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
 }
 
 /// What each member of a team sees.
@@ -217,7 +227,7 @@ where
             Err(p) => {
                 // Recorded before the poison: a member woken by it panics in turn, and
                 // that panic must not take the first one's place.
-                crate::task::record_first(&self.panic, p);
+                crate::core::task::record_first(&self.panic, p);
                 self.barrier.poison();
             }
         }
@@ -239,7 +249,7 @@ where
     /// Runs rank `rank` on `w`: the body, its result stored, a panic kept (the first)
     /// and the barrier poisoned.
     fn run_rank(&self, rank: usize, w: &Worker) {
-        let slot = &w.registry().teams.slots[w.index()];
+        let slot = &w.registry().source::<Teams>().slots[w.index()];
         slot.depth.store(slot.depth.load(Relaxed) + 1, Relaxed);
         let team = Team {
             rank,
@@ -323,7 +333,7 @@ impl Worker {
             }
             _ => {}
         }
-        let teams = &self.registry().teams;
+        let teams = self.registry().source::<Teams>();
         let slot = &teams.slots[self.index()];
         let launching = slot.launching.load(Relaxed);
         if slot.depth.load(Relaxed) > 0 || launching > 0 {
@@ -362,45 +372,5 @@ impl Worker {
             back_off(idle);
         }
         slot.retire(i);
-    }
-}
-
-impl Pool {
-    /// [`Worker::team`] on this pool, from any thread.
-    ///
-    /// ```
-    /// let pool = heist::Pool::builder().workers(3).build().unwrap();
-    /// let mut data = vec![0u32; 3];
-    /// let cells: Vec<std::sync::atomic::AtomicU32> =
-    ///     (0..3).map(|_| Default::default()).collect();
-    /// let sizes = pool.team(3, |t| {
-    ///     cells[t.rank()].store(t.rank() as u32 * 10, std::sync::atomic::Ordering::Relaxed);
-    ///     t.barrier();
-    ///     t.size()
-    /// });
-    /// assert_eq!(sizes, [3, 3, 3]);
-    /// for (d, c) in data.iter_mut().zip(&cells) {
-    ///     *d = c.load(std::sync::atomic::Ordering::Relaxed);
-    /// }
-    /// assert_eq!(data, [0, 10, 20]);
-    /// ```
-    ///
-    /// # Panics
-    /// As [`Worker::team`].
-    pub fn team<F, R>(&self, r: usize, body: F) -> Vec<R>
-    where
-        F: Fn(&Team<'_>) -> R + Sync,
-        R: Send,
-    {
-        self.run(|w| w.team(r, &body))
-    }
-
-    /// [`Worker::try_team`] on this pool, from any thread.
-    pub fn try_team<F, R>(&self, r: usize, body: F) -> Result<Vec<R>, TeamError>
-    where
-        F: Fn(&Team<'_>) -> R + Sync,
-        R: Send,
-    {
-        self.run(|w| w.try_team(r, &body))
     }
 }

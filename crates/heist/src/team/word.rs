@@ -10,7 +10,7 @@
 //!
 //! One CAS registers a joining worker; the coordinator fixes the team with one more.
 
-use crate::sync::AtomicU64;
+use crate::core::sync::AtomicU64;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 
 /// A decoded registration word.

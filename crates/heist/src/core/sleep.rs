@@ -1,0 +1,236 @@
+//! Idle workers: a short bounded back-off, then sleep until woken. The papers' workers
+//! spin while idle; heist's workers sleep, so that an idle pool costs nothing.
+//!
+//! The handshake (PROTOCOLS.md, "Sleep and wake"; loom models in `core/loom_sleep.rs`): a
+//! sleeper announces itself in `sleepers`, then a SeqCst fence, then its last look for
+//! work and for what it waits for; a waker makes its work visible, then a SeqCst fence,
+//! then reads `sleepers`. Of two such fences one comes first, so either the sleeper's
+//! last look sees the work or the waker sees the sleeper. Every waker goes through the
+//! `wake_*` functions, which start with that fence and that load: with nobody asleep a
+//! wake-up costs one fence and one relaxed load, and takes no lock. A wake-up that the
+//! sleeper's last look does not cover is a hint, caught at worst by the sleep's timeout.
+
+use crate::core::frame::Roots;
+use crate::core::sync::{fence, AtomicUsize, Condvar, Mutex, MutexGuard};
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::PoisonError;
+use std::time::Duration;
+
+/// Steal rounds spent spinning before an idle worker starts yielding.
+pub(crate) const SPIN_ROUNDS: u32 = 64;
+/// Rounds spent yielding before it sleeps.
+pub(crate) const YIELD_ROUNDS: u32 = 16;
+
+struct Parker {
+    woken: Mutex<bool>,
+    cv: Condvar,
+    place: crate::core::affinity::Place,
+    /// The waker that shared work for this sleeper, plus one (0: none): where it looks
+    /// first.
+    hint: AtomicUsize,
+}
+
+/// The sleep state of a pool.
+pub(crate) struct Sleep {
+    sleepers: AtomicUsize,
+    /// The sleepers, each with whether it may take up a root of `Pool::run`.
+    idle: Mutex<Vec<(usize, Roots)>>,
+    parkers: Box<[Parker]>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Sleep {
+    pub(crate) fn new(workers: usize) -> Sleep {
+        let parkers = (0..workers)
+            .map(|_| Parker {
+                woken: Mutex::new(false),
+                cv: Condvar::new(),
+                place: Default::default(),
+                hint: AtomicUsize::new(0),
+            })
+            .collect();
+        Sleep {
+            sleepers: AtomicUsize::new(0),
+            idle: Mutex::new(Vec::with_capacity(workers)),
+            parkers,
+        }
+    }
+
+    /// Puts worker `me` to sleep unless `has_work` finds something after it announced
+    /// itself. `has_work` must look at everything whose waker this sleep relies on (see
+    /// the module docs). With a `timeout` it wakes by itself after that long. `roots`:
+    /// whether it may take up a root of `Pool::run` (see `wake_for_root`).
+    pub(crate) fn sleep(
+        &self,
+        me: usize,
+        roots: Roots,
+        timeout: Option<Duration>,
+        has_work: impl Fn() -> bool,
+    ) {
+        {
+            let mut idle = lock(&self.idle);
+            idle.push((me, roots));
+            self.sleepers.store(idle.len(), SeqCst);
+        }
+        // Pairs with the fence at the start of every `wake_*`.
+        fence(SeqCst);
+        if has_work() {
+            self.withdraw(me);
+            return;
+        }
+        let parker = &self.parkers[me];
+        parker.place.enter();
+        let mut woken = lock(&parker.woken);
+        while !*woken {
+            match timeout {
+                None => {
+                    woken = parker
+                        .cv
+                        .wait(woken)
+                        .unwrap_or_else(PoisonError::into_inner)
+                }
+                Some(t) => {
+                    let (w, res) = parker
+                        .cv
+                        .wait_timeout(woken, t)
+                        .unwrap_or_else(PoisonError::into_inner);
+                    woken = w;
+                    if res.timed_out() && !*woken {
+                        drop(woken);
+                        self.withdraw(me);
+                        return;
+                    }
+                }
+            }
+        }
+        *woken = false;
+    }
+
+    /// Takes `me` off the idle list if it is still there; if a waker got to it first, its
+    /// wake-up is consumed so that it does not cut short the next sleep.
+    fn withdraw(&self, me: usize) {
+        let mut idle = lock(&self.idle);
+        if let Some(i) = idle.iter().position(|&(w, _)| w == me) {
+            idle.swap_remove(i);
+            self.sleepers.store(idle.len(), SeqCst);
+        } else {
+            drop(idle);
+            *lock(&self.parkers[me].woken) = false;
+        }
+    }
+
+    /// The waker's half of the handshake: after the fence, whether anyone sleeps. Call
+    /// after making work visible; pairs with the fence in `sleep`.
+    #[inline]
+    fn anyone_asleep(&self) -> bool {
+        fence(SeqCst);
+        self.sleepers.load(Relaxed) > 0
+    }
+
+    /// Wakes one sleeping worker, if any. Call after making work visible.
+    pub(crate) fn wake_one(&self) {
+        self.wake_last(|_| true, None);
+    }
+
+    /// Wakes one sleeping worker, if any, to look at worker `from`'s deque first. Call
+    /// after making work visible there. Returns whether sleepers are left.
+    pub(crate) fn wake_one_for(&self, from: usize) -> bool {
+        self.wake_last(|_| true, Some(from))
+    }
+
+    /// The worker whose wake-up ended `me`'s last sleep to share with it, if any.
+    pub(crate) fn take_hint(&self, me: usize) -> Option<usize> {
+        let h = &self.parkers[me].hint;
+        if h.load(Relaxed) == 0 {
+            return None;
+        }
+        h.swap(0, Relaxed).checked_sub(1)
+    }
+
+    /// Wakes one sleeper that may take up a root of `Pool::run`, if any: one that waits
+    /// inside a task could not take it, and would leave it to the others' timeouts.
+    pub(crate) fn wake_for_root(&self) {
+        self.wake_last(|roots| roots == Roots::Included, None);
+    }
+
+    /// Wakes the sleeper that went to sleep last among those whose `roots` `pick` accepts,
+    /// telling it `from` if given. Returns whether sleepers are left.
+    fn wake_last(&self, pick: impl Fn(Roots) -> bool, from: Option<usize>) -> bool {
+        if !self.anyone_asleep() {
+            return false;
+        }
+        let (w, left) = {
+            let mut idle = lock(&self.idle);
+            let i = idle.iter().rposition(|&(_, roots)| pick(roots));
+            let w = i.map(|i| idle.swap_remove(i).0);
+            self.sleepers.store(idle.len(), SeqCst);
+            (w, !idle.is_empty())
+        };
+        if let Some(w) = w {
+            if let Some(from) = from {
+                self.parkers[w].hint.store(from + 1, Relaxed);
+            }
+            self.unpark(w);
+        }
+        left
+    }
+
+    /// Wakes worker `w` if it sleeps (relay: the victim that serves a sleeper's request).
+    pub(crate) fn wake(&self, w: usize) {
+        if !self.anyone_asleep() {
+            return;
+        }
+        let found = {
+            let mut idle = lock(&self.idle);
+            let i = idle.iter().position(|&(x, _)| x == w);
+            if let Some(i) = i {
+                idle.swap_remove(i);
+                self.sleepers.store(idle.len(), SeqCst);
+            }
+            i.is_some()
+        };
+        if found {
+            self.unpark(w);
+        }
+    }
+
+    /// Wakes every sleeper (shutdown, barriers).
+    pub(crate) fn wake_all(&self) {
+        if !self.anyone_asleep() {
+            return;
+        }
+        // The count is reset under the lock, as every other writer sets it: reset after
+        // the lock, it could wipe out a sleeper that counted itself meanwhile.
+        let all = {
+            let mut idle = lock(&self.idle);
+            self.sleepers.store(0, SeqCst);
+            std::mem::take(&mut *idle)
+        };
+        for (w, _) in all {
+            self.unpark(w);
+        }
+    }
+
+    fn unpark(&self, w: usize) {
+        let p = &self.parkers[w];
+        *lock(&p.woken) = true;
+        p.place.wake_apart(|| p.cv.notify_one());
+    }
+}
+
+/// Round `idle` of a wait that spins, then yields `yields` rounds, then naps `nap` a
+/// round, so that 16 workers on 2 cores still progress (teams and reductions).
+pub(crate) fn wait_round(idle: u32, yields: u32, nap: Duration) {
+    if idle < SPIN_ROUNDS {
+        for _ in 0..(1u32 << (idle / 16).min(6)) {
+            std::hint::spin_loop();
+        }
+    } else if idle < SPIN_ROUNDS + yields {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(nap);
+    }
+}
