@@ -132,6 +132,7 @@ mod stats;
 mod sync;
 mod task;
 mod team;
+pub mod trace;
 mod worker;
 
 pub use compat::{

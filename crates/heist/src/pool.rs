@@ -357,8 +357,9 @@ where
         // raw pointer only: the owner may free it as soon as the latch is set.
         let f = unsafe { (*(*root).f.get()).take() }.expect("a root runs once");
         let entered = w.frames().enter(Frame::Root);
+        let traced = crate::trace::span(w, crate::trace::EventKind::Root, None, 0);
         let out = panic::catch_unwind(AssertUnwindSafe(|| f(w)));
-        drop(entered);
+        drop((traced, entered));
         // SAFETY: as above.
         unsafe {
             *(*root).out.get() = Some(out);
@@ -445,6 +446,22 @@ impl Pool {
     /// Sets every worker's counters to zero.
     pub fn reset_stats(&self) {
         self.registry.infos.iter().for_each(|i| i.counters.reset());
+    }
+
+    /// Each worker's trace events since the pool started or the last `take_trace`, and
+    /// empties the buffers (see [`crate::trace`]). Without the `trace` feature every list
+    /// is empty.
+    ///
+    /// It runs on every worker, as a broadcast does: a worker busy with a long task
+    /// hands its events over when it next looks for work. Events still open then (the
+    /// span of a task running meanwhile) go to the next call.
+    pub fn take_trace(&self) -> crate::trace::Trace {
+        #[cfg(feature = "trace")]
+        return crate::trace::take(&self.registry);
+        #[cfg(not(feature = "trace"))]
+        crate::trace::Trace {
+            workers: vec![Vec::new(); self.workers()],
+        }
     }
 
     pub(crate) fn registry(&self) -> &Arc<Registry> {

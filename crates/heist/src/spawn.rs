@@ -350,7 +350,7 @@ fn in_halves<T: Sync>(w: &Worker, items: &[T], each: &(dyn Fn(&Worker, &T) + Syn
         [one] => each(w, one),
         _ => {
             let (lo, hi) = items.split_at(items.len() / 2);
-            w.join(|w| in_halves(w, lo, each), |w| in_halves(w, hi, each));
+            w.join_untraced(|w| in_halves(w, lo, each), |w| in_halves(w, hi, each));
         }
     }
 }

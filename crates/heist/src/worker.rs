@@ -10,6 +10,7 @@ use crate::sched::{Deque, Home, Owner, Pop, Sched, Schedule};
 use crate::sleep::{SPIN_ROUNDS, YIELD_ROUNDS};
 use crate::stats::{stat, Stopwatch};
 use crate::task::{self, JobRef, Slot, DONE};
+use crate::trace::EventKind;
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::mem::{self, offset_of};
@@ -49,6 +50,9 @@ pub struct Worker {
     /// A victim to try before a random one: the worker that woke this one to share, or
     /// whose tasks a lifeline of this one reached.
     hint: Cell<Option<usize>>,
+    /// Its trace buffer (`crate::trace`).
+    #[cfg(feature = "trace")]
+    trace: crate::trace::Log,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -129,6 +133,8 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
             offers: Default::default(),
             spawn_counts: keep.spawns.of(index),
             hint: Cell::new(None),
+            #[cfg(feature = "trace")]
+            trace: crate::trace::Log::new(),
             _not_send: PhantomData,
         })
     };
@@ -259,6 +265,21 @@ impl Worker {
     /// ```
     #[inline]
     pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(&Worker) -> RA + Send,
+        B: FnOnce(&Worker) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        #[cfg(feature = "trace")]
+        let b = crate::trace::task::<{ crate::trace::EventKind::Join as u8 }, B, RB>(b);
+        self.join_untraced(a, b)
+    }
+
+    /// `join` whose `b` is no task of its own in a trace: for the runtime's joins that
+    /// only carry other tasks, each traced where it runs (`crate::trace`).
+    #[inline(always)]
+    pub(crate) fn join_untraced<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
         A: FnOnce(&Worker) -> RA + Send,
         B: FnOnce(&Worker) -> RB + Send,
@@ -613,6 +634,7 @@ impl Worker {
                 (t, o) => t.or(o),
             };
             self.sched().parking(self, true);
+            let asleep = crate::trace::span(self, EventKind::Sleep, None, 0);
             r.sleep.sleep(self.index, self.roots(), timeout, || {
                 self.sched().work_visible(self)
                     || done()
@@ -621,8 +643,11 @@ impl Worker {
                     || crate::team::idle_wanted(r, self.index)
                     || self.lifeline_look()
             });
+            drop(asleep);
             self.sched().parking(self, false);
-            if let Some(v) = r.sleep.take_hint(self.index) {
+            let hint = r.sleep.take_hint(self.index);
+            crate::trace::mark(self, EventKind::Wake, hint, 0);
+            if let Some(v) = hint {
                 self.hint.set(Some(v));
             }
         }
@@ -653,6 +678,7 @@ impl Worker {
         for v in others().filter(|&v| r.infos[v].deque.has_private()) {
             if self.sched().lifeline(self, v) {
                 stat!(self.counters(), lifelines);
+                crate::trace::mark(self, EventKind::Lifeline, Some(v), 0);
                 self.hint.set(Some(v));
                 return true;
             }
@@ -757,6 +783,12 @@ impl Worker {
     /// Its offer slot, where the loops it runs stand their offers.
     pub(crate) fn offer_slot(&self) -> &crate::offer::OfferSlot {
         &self.registry.infos[self.index].offer
+    }
+
+    /// Its trace buffer.
+    #[cfg(feature = "trace")]
+    pub(crate) fn trace_log(&self) -> &crate::trace::Log {
+        &self.trace
     }
 
     pub(crate) fn counters(&self) -> &crate::stats::Counters {

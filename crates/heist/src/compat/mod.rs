@@ -13,6 +13,8 @@ mod scope_fifo;
 mod thread_pool;
 mod threads;
 
+#[cfg(feature = "trace")]
+pub(crate) use broadcast::run as broadcast_run;
 pub use broadcast::{broadcast, spawn_broadcast, BroadcastContext};
 pub use builder::{max_num_threads, ThreadPoolBuildError, ThreadPoolBuilder};
 pub use free::{

@@ -10,6 +10,7 @@ mod loom_tests;
 use crate::registry::{Injected, Registry};
 use crate::sched::{Held, Pop, Reach, Schedule};
 use crate::task::Slot;
+use crate::trace::EventKind;
 use crate::worker::InWorkerSeat;
 use crate::worker::{Job, Worker};
 use deque::Steal;
@@ -31,11 +32,19 @@ impl Lace {
             return false;
         };
         slot.thief.store(w.index() + 1, Relaxed);
+        crate::trace::with_depth(w, EventKind::Steal, Some(victim), 0);
         // SAFETY: the CAS in `steal` gave this worker the slot, and every slot of a
         // worker's deque is put with context `Worker` (`Worker::join`, `crate::promise`, `crate::spawn`).
         w.run_taken(|| unsafe { slot.run_stolen(w) });
         true
     }
+}
+
+/// The owner's wake after it shared tasks: traced (`crate::trace`), passing on `more`.
+#[inline(always)]
+fn shared(w: &Worker, more: bool) -> bool {
+    crate::trace::with_depth(w, EventKind::Share, None, 0);
+    more
 }
 
 impl Schedule for Lace {
@@ -46,12 +55,14 @@ impl Schedule for Lace {
     /// something, and a sleeper is woken to look here first.
     fn push_slow(&self, w: &Worker) {
         let sleep = &w.registry().sleep;
-        w.owner().push_slow(|| sleep.wake_one_for(w.index()));
+        w.owner()
+            .push_slow(|| shared(w, sleep.wake_one_for(w.index())));
     }
 
     fn pop_slow(&self, w: &Worker) -> Pop {
         let sleep = &w.registry().sleep;
-        w.owner().pop_slow(|| sleep.wake_one_for(w.index()))
+        w.owner()
+            .pop_slow(|| shared(w, sleep.wake_one_for(w.index())))
     }
 
     /// Leapfrogging: steals from the thief, whose work is what `slot` waits for, and
@@ -86,7 +97,8 @@ impl Schedule for Lace {
     /// did (its sign), and wakes a sleeper.
     fn answer_thieves(&self, w: &Worker) {
         let sleep = &w.registry().sleep;
-        w.owner().grow_if_asked(|| sleep.wake_one_for(w.index()));
+        w.owner()
+            .grow_if_asked(|| shared(w, sleep.wake_one_for(w.index())));
     }
 
     /// A shared slot comes back by a CAS that lowers `split` to it, unless stolen.

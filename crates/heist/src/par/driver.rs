@@ -295,6 +295,7 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
+    let _t = crate::trace::span(w, crate::trace::EventKind::Piece, None, p.len());
     let guard = StopOnUnwind(&lp.stop);
     let min = blocks.min();
     // A fresh piece's first block is unsure: its items are not timed yet.

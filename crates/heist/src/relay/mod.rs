@@ -41,6 +41,7 @@ use crate::sched::{Held, Schedule};
 use crate::stats::stat;
 use crate::sync::{fence, AtomicBool, AtomicU64, AtomicUsize, Padded};
 use crate::task::Slot;
+use crate::trace::EventKind;
 use crate::worker::InWorkerSeat;
 use crate::worker::{Job, Worker};
 use std::cell::Cell;
@@ -510,6 +511,7 @@ fn give(w: &Worker, thief: u32, k: u32) {
     stat!(w.counters(), steal_half, k > 1);
     stat!(w.counters(), steal_one, k == 1);
     let first = w.owner().hand_out(k);
+    crate::trace::with_depth(w, EventKind::Answer, Some(thief as usize), k as usize);
     for i in 0..k as usize {
         // SAFETY: the `k` slots from `first` were just handed out and are live.
         let slot = unsafe { &*first.add(i) };
@@ -531,6 +533,7 @@ fn give_jobs(w: &Worker, thief: u32, jobs: Vec<Job>) {
     let count = jobs.len() as u32;
     stat!(w.counters(), steal_half, count > 1);
     stat!(w.counters(), steal_one, count == 1);
+    crate::trace::with_depth(w, EventKind::Answer, Some(thief as usize), count as usize);
     let r = w.registry();
     let batch = Batch {
         first: std::ptr::null(),
@@ -579,6 +582,7 @@ fn steal(w: &Worker, victim: usize) -> bool {
         // Our request, if out, stays out: it goes home when it reaches a victim, and
         // whatever status it carries is overruled.
         l.resume_working();
+        crate::trace::with_depth(w, EventKind::Steal, Some(batch.from as usize), 0);
         run_batch(w, batch);
         return true;
     }
@@ -589,6 +593,7 @@ fn steal(w: &Worker, victim: usize) -> bool {
             l.sent_at.get().map_or(0, |t| t.elapsed().as_nanos())
         );
         l.answered(batch.from);
+        crate::trace::with_depth(w, EventKind::Steal, Some(batch.from as usize), 0);
         if batch.jobs.is_null() {
             run_batch(w, batch);
         } else {
@@ -699,7 +704,7 @@ fn run_range(w: &Worker, first: Proxy, count: u32, watch: Watch) {
     let half = count / 2;
     // SAFETY: `first + half` is inside the batch.
     let upper = Proxy(unsafe { first.0.add(half as usize) });
-    w.join(
+    w.join_untraced(
         move |w| run_range(w, first, half, watch),
         move |w| run_range(w, upper, count - half, Watch::Nothing),
     );

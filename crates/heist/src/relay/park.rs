@@ -90,6 +90,12 @@ fn hand_to_parked(w: &Worker, thief: u32, word: usize) {
     }
     let k = w.owner().private_len().div_ceil(2);
     let first = w.owner().hand_out(k);
+    crate::trace::with_depth(
+        w,
+        crate::trace::EventKind::Answer,
+        Some(thief as usize),
+        k as usize,
+    );
     for i in 0..k as usize {
         // SAFETY: the `k` slots from `first` were just handed out and are live.
         unsafe { &*first.add(i) }
