@@ -42,7 +42,7 @@ impl Lace {
 
 /// The owner's wake after it shared tasks: traced (`crate::trace`), passing on `more`.
 #[inline(always)]
-fn shared(w: &Worker, more: bool) -> bool {
+fn shared(more: bool, w: &Worker) -> bool {
     crate::trace::with_depth(w, EventKind::Share, None, 0);
     more
 }
@@ -56,13 +56,13 @@ impl Schedule for Lace {
     fn push_slow(&self, w: &Worker) {
         let sleep = &w.registry().sleep;
         w.owner()
-            .push_slow(|| shared(w, sleep.wake_one_for(w.index())));
+            .push_slow(|| shared(sleep.wake_one_for(w.index()), w));
     }
 
     fn pop_slow(&self, w: &Worker) -> Pop {
         let sleep = &w.registry().sleep;
         w.owner()
-            .pop_slow(|| shared(w, sleep.wake_one_for(w.index())))
+            .pop_slow(|| shared(sleep.wake_one_for(w.index()), w))
     }
 
     /// Leapfrogging: steals from the thief, whose work is what `slot` waits for, and
@@ -98,7 +98,7 @@ impl Schedule for Lace {
     fn answer_thieves(&self, w: &Worker) {
         let sleep = &w.registry().sleep;
         w.owner()
-            .grow_if_asked(|| shared(w, sleep.wake_one_for(w.index())));
+            .grow_if_asked(|| shared(sleep.wake_one_for(w.index()), w));
     }
 
     /// A shared slot comes back by a CAS that lowers `split` to it, unless stolen.

@@ -295,7 +295,9 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    let _t = crate::trace::span(w, crate::trace::EventKind::Piece, None, p.len());
+    // Its length is read only where traces are recorded.
+    let items = if crate::trace::ENABLED { p.len() } else { 0 };
+    let _t = crate::trace::span(w, crate::trace::EventKind::Piece, None, items);
     let guard = StopOnUnwind(&lp.stop);
     let min = blocks.min();
     // A fresh piece's first block is unsure: its items are not timed yet.
