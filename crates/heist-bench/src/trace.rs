@@ -12,6 +12,7 @@ use crate::bench::Instance;
 use crate::runtime::Runtime;
 use heist::trace::{Event, EventKind, Shape, Trace};
 use serde_json::{json, Value};
+use std::io::Write;
 use std::panic::AssertUnwindSafe;
 
 /// One traced run: the runtime's name and what its workers recorded.
@@ -64,27 +65,40 @@ pub fn traced_runs(
     Ok(out)
 }
 
-/// The runs as one Chrome trace-event document.
-pub fn chrome_json(runs: &[TracedRun]) -> Value {
-    let mut events = Vec::new();
+/// Writes the runs as one Chrome trace-event document, an event at a time (a trace holds
+/// an event per task, which for a large run is more than a document in memory should).
+pub fn write_chrome_json(runs: &[TracedRun], out: impl Write) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(out);
+    out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[")?;
+    let mut first = true;
+    let mut put = |v: Value| -> std::io::Result<()> {
+        if !first {
+            out.write_all(b",\n")?;
+        }
+        first = false;
+        serde_json::to_writer(&mut out, &v).map_err(std::io::Error::from)
+    };
     for (pid, run) in runs.iter().enumerate() {
         let pid = pid + 1;
-        events.push(json!({
+        put(json!({
             "ph": "M", "name": "process_name", "pid": pid,
             "args": {"name": format!("{} ({})", run.runtime, run.what)},
-        }));
-        events.push(json!({
+        }))?;
+        put(json!({
             "ph": "M", "name": "process_sort_index", "pid": pid, "args": {"sort_index": pid},
-        }));
+        }))?;
         for (tid, list) in run.trace.workers.iter().enumerate() {
-            events.push(json!({
+            put(json!({
                 "ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
                 "args": {"name": format!("worker {tid}")},
-            }));
-            events.extend(list.iter().map(|e| event(pid, tid, e)));
+            }))?;
+            for e in list {
+                put(event(pid, tid, e))?;
+            }
         }
     }
-    json!({"traceEvents": events, "displayTimeUnit": "ns"})
+    out.write_all(b"]}\n")?;
+    out.flush()
 }
 
 /// Microseconds, the format's unit.
@@ -187,8 +201,10 @@ mod tests {
             what: "fib 20".into(),
             trace,
         }];
-        let text = chrome_json(&runs).to_string();
-        let v: Value = serde_json::from_str(&text).unwrap();
+        let mut text = Vec::new();
+        write_chrome_json(&runs, &mut text).unwrap();
+        let v: Value = serde_json::from_slice(&text).unwrap();
+        assert_eq!(v["displayTimeUnit"], "ns");
         let evs = v["traceEvents"].as_array().unwrap();
         let by_ph = |ph: &str| evs.iter().filter(|e| e["ph"] == ph).count();
         // process name and sort index, two thread names; two spans per... see below.

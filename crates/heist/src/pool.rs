@@ -359,7 +359,8 @@ where
         let entered = w.frames().enter(Frame::Root);
         let traced = crate::trace::span(w, crate::trace::EventKind::Root, None, 0);
         let out = panic::catch_unwind(AssertUnwindSafe(|| f(w)));
-        drop((traced, entered));
+        traced.end();
+        drop(entered);
         // SAFETY: as above.
         unsafe {
             *(*root).out.get() = Some(out);

@@ -120,7 +120,14 @@ impl EventKind {
 
     /// Whether it is the run of one task (see the module docs for what counts).
     pub fn is_task(self) -> bool {
-        (self as u8) <= EventKind::Root as u8
+        matches!(
+            self,
+            EventKind::Join
+                | EventKind::Promise
+                | EventKind::Spawn
+                | EventKind::Detached
+                | EventKind::Root
+        )
     }
 
     /// How it is drawn.
@@ -148,7 +155,7 @@ pub struct Event {
     pub dur_ns: u64,
     /// The other worker it concerns (see [`EventKind`]), by index.
     pub peer: Option<u32>,
-    /// The number it carries (see [`EventKind`]), or 0.
+    /// The number it carries (see [`EventKind`]), or 0; at most `u32::MAX`.
     pub value: u32,
 }
 
@@ -158,6 +165,11 @@ pub struct Trace {
     /// Each worker's events by worker index, in the order they were recorded (a span
     /// when it ended, so an enclosing span comes after the spans inside it).
     pub workers: Vec<Vec<Event>>,
+}
+
+#[cfg(feature = "trace")]
+fn saturate(v: usize) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
 }
 
 /// A worker's buffer.
@@ -210,6 +222,12 @@ pub(crate) struct Span<'w> {
     _w: PhantomData<&'w ()>,
 }
 
+impl Span<'_> {
+    /// Ends the span here, rather than where it goes out of scope.
+    #[inline(always)]
+    pub(crate) fn end(self) {}
+}
+
 #[cfg(feature = "trace")]
 impl Drop for Span<'_> {
     fn drop(&mut self) {
@@ -234,7 +252,7 @@ pub(crate) fn span(w: &Worker, kind: EventKind, peer: Option<usize>, value: usiz
         kind,
         at: w.trace_log().now(),
         peer: peer.map(|p| p as u32),
-        value: value as u32,
+        value: saturate(value),
         _w: PhantomData,
     };
     #[cfg(not(feature = "trace"))]
@@ -255,7 +273,7 @@ pub(crate) fn mark(w: &Worker, kind: EventKind, peer: Option<usize>, value: usiz
             at_ns: log.now(),
             dur_ns: 0,
             peer: peer.map(|p| p as u32),
-            value: value as u32,
+            value: saturate(value),
         });
     }
     #[cfg(not(feature = "trace"))]

@@ -643,7 +643,7 @@ impl Worker {
                     || crate::team::idle_wanted(r, self.index)
                     || self.lifeline_look()
             });
-            drop(asleep);
+            asleep.end();
             self.sched().parking(self, false);
             let hint = r.sleep.take_hint(self.index);
             crate::trace::mark(self, EventKind::Wake, hint, 0);
