@@ -84,7 +84,7 @@ mod traced {
 
     #[test]
     fn fib_20_has_one_task_span_per_task() {
-        assert!(heist::trace::ENABLED);
+        const { assert!(heist::trace::ENABLED) };
         for workers in [2, 8] {
             for s in SCHEDULERS {
                 let pool = pool(workers, s);
@@ -152,7 +152,7 @@ mod traced {
 #[cfg(not(feature = "trace"))]
 #[test]
 fn without_the_feature_there_are_no_events() {
-    assert!(!heist::trace::ENABLED);
+    const { assert!(!heist::trace::ENABLED) };
     let pool = pool(2, Scheduler::Lace);
     assert_eq!(pool.run(|w| fib(w, 15)), 610);
     let t = pool.take_trace();
