@@ -17,3 +17,4 @@ pub mod runtime;
 pub mod spawn;
 pub mod summary;
 pub mod teams;
+pub mod trace;

@@ -13,7 +13,7 @@ use heist_bench::kernels;
 use heist_bench::peers;
 use heist_bench::report::{self, Run, Section};
 use heist_bench::runtime::{Runtime, RuntimeKind};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -130,6 +130,12 @@ struct RunArgs {
     /// process's peak at the end.
     #[arg(long)]
     rss: bool,
+    /// After the timed runs, run the kernel once more on each heist runtime and write
+    /// what its workers did as Chrome trace-event JSON (Perfetto, chrome://tracing).
+    /// Needs a build with `--features trace`. It holds an event per task: use a small size
+    /// (fib 20 makes 10 946 tasks).
+    #[arg(long, value_name = "FILE.json")]
+    trace: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -265,6 +271,9 @@ fn run(a: RunArgs) -> Result<ExitCode, Fail> {
     let (workers, mut opts) = settings(&a.common, 5, a.stats)?;
     opts.rss = a.rss;
     let kinds = run_kinds(bench, &a.runtimes)?;
+    if a.trace.is_some() {
+        heist_bench::trace::check_enabled()?;
+    }
     if a.runtimes.is_empty() {
         note(&peers::left_out_note());
     }
@@ -287,10 +296,46 @@ fn run(a: RunArgs) -> Result<ExitCode, Fail> {
         note(&format!("peak RSS: {:.1} MiB\n", peak as f64 / 1024.0));
     }
     note(&harness::render_failures(&report));
-    let ok = report.verified();
+    let mut ok = report.verified();
+    if let Some(path) = &a.trace {
+        ok &= write_trace(bench, &size, &rts, path)?;
+    }
     let sections = vec![section("run", workers, vec![report])];
     write_report(a.common.report.as_deref(), meta, pb.finish(), sections)?;
     Ok(status(ok))
+}
+
+/// `run --trace`: one traced run per heist runtime, written to `path`; false if a traced
+/// run failed verification (said on stderr).
+fn write_trace(bench: &dyn Bench, size: &str, rts: &[&Runtime], path: &Path) -> Result<bool, Fail> {
+    let mut inst = bench
+        .instance(size)
+        .map_err(|e| format!("bad size `{size}` for {}: {e}", bench.name()))?;
+    let what = format!("{} {size}", bench.name());
+    let runs = match heist_bench::trace::traced_runs(inst.as_mut(), &what, rts) {
+        Ok(r) => r,
+        Err(e) => {
+            note(&format!("{e}\n"));
+            return Ok(false);
+        }
+    };
+    if runs.is_empty() {
+        note("note: --trace records heist runtimes only, and none ran\n");
+    }
+    let cannot = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    let file = std::fs::File::create(path).map_err(cannot)?;
+    heist_bench::trace::write_chrome_json(&runs, file).map_err(cannot)?;
+    let events: usize = runs
+        .iter()
+        .flat_map(|r| &r.trace.workers)
+        .map(Vec::len)
+        .sum();
+    note(&format!(
+        "trace: {events} events of {} runtimes (one extra run each) in {}\n",
+        runs.len(),
+        path.display()
+    ));
+    Ok(true)
 }
 
 fn section(name: &str, workers: usize, reports: Vec<BenchReport>) -> Section {

@@ -209,3 +209,86 @@ fn run_writes_a_report() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The joins fib(n) makes (one per call with n >= 2), by the recurrence.
+#[cfg(feature = "trace")]
+fn fib_joins(n: u32) -> u64 {
+    (2..=n)
+        .fold((0u64, 0u64), |(j0, j1), _| (j1, 1 + j1 + j0))
+        .1
+}
+
+/// `run --trace` (issue 26): a file of trace-event JSON with one task span per task run.
+/// fib(20)'s tasks are the second branches of its joins, plus the root of `Pool::run`.
+#[cfg(feature = "trace")]
+#[test]
+fn run_fib_trace_has_one_task_span_per_task() {
+    let path = std::env::temp_dir().join(format!("heist-trace-{}.json", std::process::id()));
+    let p = path.to_str().unwrap();
+    let out = bench(&[
+        "run",
+        "fib",
+        "--size",
+        "20",
+        "--workers",
+        "2",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--runtimes",
+        "seq,heist-lace,heist-relay",
+        "--trace",
+        p,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).expect("the trace is JSON");
+    std::fs::remove_file(&path).unwrap();
+    let evs = v["traceEvents"].as_array().expect("traceEvents");
+    let procs: Vec<&str> = evs
+        .iter()
+        .filter(|e| e["name"] == "process_name")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(procs, ["heist-lace (fib 20)", "heist-relay (fib 20)"]);
+    assert_eq!(fib_joins(20), 10945);
+    for pid in [1, 2] {
+        let mine = |e: &&Value| e["pid"] == pid;
+        let tasks = |name: &str| {
+            evs.iter()
+                .filter(mine)
+                .filter(|e| e["ph"] == "X" && e["cat"] == "task")
+                .filter(|e| e["name"] == name)
+                .count() as u64
+        };
+        assert_eq!(tasks("join"), fib_joins(20), "{}", procs[pid - 1]);
+        assert_eq!(tasks("root"), 1, "{}", procs[pid - 1]);
+        let all = evs
+            .iter()
+            .filter(mine)
+            .filter(|e| e["cat"] == "task")
+            .count() as u64;
+        assert_eq!(all, fib_joins(20) + 1, "{}", procs[pid - 1]);
+        for e in evs.iter().filter(mine).filter(|e| e["ph"] == "X") {
+            assert!(e["ts"].as_f64().is_some() && e["dur"].as_f64().is_some_and(|d| d >= 0.0));
+            assert!(e["tid"].as_u64().is_some_and(|t| t < 2), "{e}");
+        }
+        let threads = evs
+            .iter()
+            .filter(mine)
+            .filter(|e| e["name"] == "thread_name")
+            .count();
+        assert_eq!(threads, 2);
+    }
+}
+
+#[cfg(not(feature = "trace"))]
+#[test]
+fn run_trace_without_the_feature_exits_2_saying_how() {
+    let out = bench(&["run", "fib", "--size", "test", "--trace", "t.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("--features trace"), "{stderr}");
+    assert!(!std::path::Path::new("t.json").exists());
+}

@@ -259,6 +259,7 @@ mod team;
 
 pub use crate::core::affinity;
 pub use crate::core::stats::WorkerStats;
+pub use crate::core::trace;
 pub use crate::core::worker::Worker;
 pub use compat::{
     broadcast, current_num_threads, current_thread_has_pending_tasks, current_thread_index,

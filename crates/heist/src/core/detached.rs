@@ -78,6 +78,7 @@ unsafe fn execute<F: FnOnce(&Worker) + Send + 'static>(data: *const (), w: &Work
 /// Runs a detached task's body on `w`; its panic is handed on (see `hand_on`).
 pub(crate) fn run_detached<F: FnOnce(&Worker)>(w: &Worker, f: F) {
     let detached = w.frames().enter(Frame::Detached);
+    let _t = crate::core::trace::span(w, crate::core::trace::EventKind::Detached, None, 0);
     let out = panic::catch_unwind(AssertUnwindSafe(|| f(w)));
     drop(detached);
     if let Err(p) = out {

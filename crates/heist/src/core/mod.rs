@@ -25,4 +25,5 @@ pub(crate) mod spill;
 pub(crate) mod stats;
 pub(crate) mod sync;
 pub(crate) mod task;
+pub mod trace;
 pub(crate) mod worker;

@@ -10,6 +10,7 @@ use crate::core::registry::{Registry, WorkerInfo};
 use crate::core::sleep::{SPIN_ROUNDS, YIELD_ROUNDS};
 use crate::core::stats::{stat, Stopwatch};
 use crate::core::task::{self, JobRef, Slot, DONE};
+use crate::core::trace::EventKind;
 use crate::sched::{Sched, Schedule};
 use std::cell::Cell;
 use std::marker::PhantomData;
@@ -50,6 +51,9 @@ pub struct Worker {
     /// A victim to try before a random one: the worker that woke this one to share, or
     /// whose tasks a lifeline of this one reached.
     hint: Cell<Option<usize>>,
+    /// Its trace buffer (`crate::trace`).
+    #[cfg(feature = "trace")]
+    trace: crate::core::trace::Log,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -130,6 +134,8 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
             offers: Default::default(),
             spawn_counts: keep.spawns.of(index),
             hint: Cell::new(None),
+            #[cfg(feature = "trace")]
+            trace: crate::core::trace::Log::new(),
             _not_send: PhantomData,
         })
     };
@@ -272,6 +278,21 @@ impl Worker {
     /// ```
     #[inline]
     pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(&Worker) -> RA + Send,
+        B: FnOnce(&Worker) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        #[cfg(feature = "trace")]
+        let b = crate::core::trace::task::<{ crate::core::trace::EventKind::Join as u8 }, B, RB>(b);
+        self.join_untraced(a, b)
+    }
+
+    /// `join` whose `b` is no task of its own in a trace: for the runtime's joins that
+    /// only carry other tasks, each traced where it runs (`crate::trace`).
+    #[inline(always)]
+    pub(crate) fn join_untraced<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
         A: FnOnce(&Worker) -> RA + Send,
         B: FnOnce(&Worker) -> RB + Send,
@@ -624,6 +645,7 @@ impl Worker {
                 (t, o) => t.or(o),
             };
             self.sched().parking(self, true);
+            let asleep = crate::core::trace::span(self, EventKind::Sleep, None, 0);
             r.sleep.sleep(self.index, self.roots(), timeout, || {
                 self.sched().work_visible(self)
                     || done()
@@ -632,8 +654,11 @@ impl Worker {
                     || r.sources.wants(self.index)
                     || self.lifeline_look()
             });
+            asleep.end();
             self.sched().parking(self, false);
-            if let Some(v) = r.sleep.take_hint(self.index) {
+            let hint = r.sleep.take_hint(self.index);
+            crate::core::trace::mark(self, EventKind::Wake, hint, 0);
+            if let Some(v) = hint {
                 self.hint.set(Some(v));
             }
         }
@@ -665,6 +690,7 @@ impl Worker {
         for v in others().filter(|&v| r.infos[v].deque.has_private() || r.jobs_len(v) > 0) {
             if self.sched().lifeline(self, v) {
                 stat!(self.counters(), lifelines);
+                crate::core::trace::mark(self, EventKind::Lifeline, Some(v), 0);
                 self.hint.set(Some(v));
                 return true;
             }
@@ -769,6 +795,12 @@ impl Worker {
     /// Its offer slot, where the loops it runs stand their offers.
     pub(crate) fn offer_slot(&self) -> &crate::core::offer::OfferSlot {
         &self.registry.infos[self.index].offer
+    }
+
+    /// Its trace buffer.
+    #[cfg(feature = "trace")]
+    pub(crate) fn trace_log(&self) -> &crate::core::trace::Log {
+        &self.trace
     }
 
     pub(crate) fn counters(&self) -> &crate::core::stats::Counters {

@@ -378,7 +378,9 @@ where
         // raw pointer only: the owner may free it as soon as the latch is set.
         let f = unsafe { (*(*root).f.get()).take() }.expect("a root runs once");
         let entered = w.frames().enter(Frame::Root);
+        let traced = crate::core::trace::span(w, crate::core::trace::EventKind::Root, None, 0);
         let out = panic::catch_unwind(AssertUnwindSafe(|| f(w)));
+        traced.end();
         drop(entered);
         // SAFETY: as above.
         unsafe {

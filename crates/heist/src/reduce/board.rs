@@ -99,6 +99,7 @@ pub(crate) fn help(w: &Worker) -> bool {
         return false;
     };
     drop(posted);
+    let _t = crate::core::trace::span(w, crate::core::trace::EventKind::ReduceHelp, None, 0);
     // SAFETY: `enter` counted this worker as a helper, and the caller waits for its
     // helpers after taking the reduction off the board.
     w.run_taken(|| unsafe { (*red.0).help(w) });

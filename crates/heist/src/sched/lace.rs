@@ -9,6 +9,7 @@ use crate::core::deque::Steal;
 use crate::core::deque::{Held, Pop, Reach};
 use crate::core::registry::{Injected, Registry};
 use crate::core::task::Slot;
+use crate::core::trace::EventKind;
 use crate::core::worker::InWorkerSeat;
 use crate::core::worker::{Job, Worker};
 use crate::sched::Schedule;
@@ -30,11 +31,19 @@ impl Lace {
             return false;
         };
         slot.thief.store(w.index() + 1, Relaxed);
+        crate::core::trace::with_depth(w, EventKind::Steal, Some(victim), 0);
         // SAFETY: the CAS in `steal` gave this worker the slot, and every slot of a
         // worker's deque is put with context `Worker` (`Worker::join`, `crate::tasks::promise`, `crate::core::spawn`).
         w.run_taken(|| unsafe { slot.run_stolen(w) });
         true
     }
+}
+
+/// The owner's wake after it shared tasks: traced (`crate::trace`), passing on `more`.
+#[inline(always)]
+fn shared(more: bool, w: &Worker) -> bool {
+    crate::core::trace::with_depth(w, EventKind::Share, None, 0);
+    more
 }
 
 impl Schedule for Lace {
@@ -45,12 +54,14 @@ impl Schedule for Lace {
     /// something, and a sleeper is woken to look here first.
     fn push_slow(&self, w: &Worker) {
         let sleep = &w.registry().sleep;
-        w.owner().push_slow(|| sleep.wake_one_for(w.index()));
+        w.owner()
+            .push_slow(|| shared(sleep.wake_one_for(w.index()), w));
     }
 
     fn pop_slow(&self, w: &Worker) -> Pop {
         let sleep = &w.registry().sleep;
-        w.owner().pop_slow(|| sleep.wake_one_for(w.index()))
+        w.owner()
+            .pop_slow(|| shared(sleep.wake_one_for(w.index()), w))
     }
 
     /// Leapfrogging: steals from the thief, whose work is what `slot` waits for, and
@@ -91,7 +102,8 @@ impl Schedule for Lace {
     /// did (its sign), and wakes a sleeper.
     fn answer_thieves(&self, w: &Worker) {
         let sleep = &w.registry().sleep;
-        w.owner().grow_if_asked(|| sleep.wake_one_for(w.index()));
+        w.owner()
+            .grow_if_asked(|| shared(sleep.wake_one_for(w.index()), w));
     }
 
     /// A shared slot comes back by a CAS that lowers `split` to it, unless stolen.

@@ -192,3 +192,28 @@ where
 {
     crate::pool::with_registry(|r| spawn_in(r, op))
 }
+
+/// The trace buffers are emptied on each worker, by a broadcast.
+impl crate::pool::Pool {
+    /// Each worker's trace events since the pool started or the last `take_trace`, and
+    /// empties the buffers (see [`crate::trace`]). Without the `trace` feature every list
+    /// is empty.
+    ///
+    /// It runs on every worker, as a broadcast does: a worker busy with a long task
+    /// hands its events over when it next looks for work. Events still open then (the
+    /// span of a task running meanwhile) go to the next call.
+    pub fn take_trace(&self) -> crate::core::trace::Trace {
+        #[cfg(feature = "trace")]
+        return crate::core::trace::Trace {
+            workers: run(self.registry(), |_| {
+                crate::core::worker::with_current(|w| {
+                    w.expect("a broadcast runs on a worker").trace_log().take()
+                })
+            }),
+        };
+        #[cfg(not(feature = "trace"))]
+        crate::core::trace::Trace {
+            workers: vec![Vec::new(); self.workers()],
+        }
+    }
+}

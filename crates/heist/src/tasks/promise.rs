@@ -229,6 +229,19 @@ impl<'w> Promises<'w> {
         F: FnOnce(&Worker) -> R + Send + 'w,
         R: Send + 'w,
     {
+        #[cfg(feature = "trace")]
+        let f =
+            crate::core::trace::task::<{ crate::core::trace::EventKind::Promise as u8 }, F, R>(f);
+        self.spawn_untraced(f)
+    }
+
+    /// `spawn` of `f` as it is (`crate::trace` may have wrapped it).
+    #[inline(always)]
+    fn spawn_untraced<'f, F, R>(&'f self, f: F) -> Promise<'f, 'w, R>
+    where
+        F: FnOnce(&Worker) -> R + Send + 'w,
+        R: Send + 'w,
+    {
         if !task::fits::<F, R>() {
             return self.spawn_boxed(f);
         }

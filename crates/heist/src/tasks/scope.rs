@@ -233,6 +233,7 @@ where
 {
     // SAFETY: the contract above; the view ends with the task.
     let view = Scope::view(unsafe { &*shared.0 }, Some(w));
+    let _t = crate::core::trace::span(w, crate::core::trace::EventKind::Spawn, None, 0);
     if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(&view))) {
         view.shared().record(p);
     }

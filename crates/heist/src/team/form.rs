@@ -351,6 +351,7 @@ pub(super) fn follow(teams: &Teams, me: usize, c: usize, n: u16) -> Follow {
 /// Registers with coordinator `c` and serves it (or a coordinator that goes before it)
 /// until the registration ends.
 fn member(w: &Worker, teams: &Teams, mut c: usize) {
+    let _t = crate::core::trace::span(w, crate::core::trace::EventKind::TeamMember, Some(c), 0);
     let me = w.index();
     let slot = &teams.slots[me];
     // Served from a wait inside another team's body or launch: follow that team again
@@ -442,6 +443,7 @@ pub(super) fn back_off(idle: u32) {
 
 /// Coordinates on `w` until a team of `r` is fixed; returns the `n` it was fixed under.
 pub(super) fn form(w: &Worker, teams: &Teams, r: u16) -> u16 {
+    let _t = crate::core::trace::span(w, crate::core::trace::EventKind::Team, None, r.into());
     forming(teams, w.index(), || gather(w, teams, r))
 }
 

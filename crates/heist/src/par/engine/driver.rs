@@ -417,6 +417,18 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
+    // Its length is read only where traces are recorded.
+    let items = if crate::par::engine::seam::trace::ENABLED {
+        p.len()
+    } else {
+        0
+    };
+    let _t = crate::par::engine::seam::trace::span(
+        w,
+        crate::par::engine::seam::trace::EventKind::Piece,
+        None,
+        items,
+    );
     let guard = StopOnUnwind(&lp.stop);
     let min = blocks.min();
     // A fresh piece's first block is unsure: its items are not timed yet.

@@ -31,6 +31,11 @@ pub(crate) mod task {
     pub(crate) use crate::core::task::{drop_caught, drop_panic, keep_first, JobRef, Panic};
 }
 
+/// Trace spans of loop pieces (`trace` feature).
+pub(crate) mod trace {
+    pub(crate) use crate::core::trace::{span, EventKind, ENABLED};
+}
+
 /// The worker a loop runs on.
 pub(crate) mod worker {
     pub(crate) use crate::core::worker::{current, with_current, Worker};

@@ -44,6 +44,7 @@ use crate::core::registry::{Injected, Registry};
 use crate::core::stats::stat;
 use crate::core::sync::{fence, AtomicBool, AtomicU64, AtomicUsize, Padded};
 use crate::core::task::Slot;
+use crate::core::trace::EventKind;
 use crate::core::worker::InWorkerSeat;
 use crate::core::worker::{Job, Worker};
 use crate::sched::{Schedule, Waiting};
@@ -566,6 +567,7 @@ fn give(w: &Worker, thief: u32, k: u32) {
     stat!(w.counters(), steal_half, k > 1);
     stat!(w.counters(), steal_one, k == 1);
     let first = w.owner().hand_out(k);
+    crate::core::trace::with_depth(w, EventKind::Answer, Some(thief as usize), k as usize);
     for i in 0..k as usize {
         // SAFETY: the `k` slots from `first` were just handed out and are live.
         let slot = unsafe { &*first.add(i) };
@@ -587,6 +589,7 @@ fn give_jobs(w: &Worker, thief: u32, jobs: Vec<Job>) {
     let count = jobs.len() as u32;
     stat!(w.counters(), steal_half, count > 1);
     stat!(w.counters(), steal_one, count == 1);
+    crate::core::trace::with_depth(w, EventKind::Answer, Some(thief as usize), count as usize);
     let r = w.registry();
     let batch = Batch {
         first: std::ptr::null(),
@@ -635,6 +638,7 @@ fn steal(w: &Worker, victim: usize) -> bool {
         // Our request, if out, stays out: it goes home when it reaches a victim, and
         // whatever status it carries is overruled.
         l.resume_working();
+        crate::core::trace::with_depth(w, EventKind::Steal, Some(batch.from as usize), 0);
         run_batch(w, batch);
         return true;
     }
@@ -645,6 +649,7 @@ fn steal(w: &Worker, victim: usize) -> bool {
             l.sent_at.get().map_or(0, |t| t.elapsed().as_nanos())
         );
         l.answered(batch.from);
+        crate::core::trace::with_depth(w, EventKind::Steal, Some(batch.from as usize), 0);
         if batch.jobs.is_null() {
             run_batch(w, batch);
         } else {
@@ -758,7 +763,7 @@ fn run_range(w: &Worker, first: Proxy, count: u32, watch: Watch) {
     let half = count / 2;
     // SAFETY: `first + half` is inside the batch.
     let upper = Proxy(unsafe { first.0.add(half as usize) });
-    w.join(
+    w.join_untraced(
         move |w| run_range(w, first, half, watch),
         move |w| run_range(w, upper, count - half, Watch::Nothing),
     );

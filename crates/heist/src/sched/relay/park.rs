@@ -8,6 +8,7 @@ use super::termination;
 use super::{relay, state, Batch, Relay, Request, Status, StealAmount};
 use crate::core::deque::Reach;
 use crate::core::sync::lock;
+use crate::core::trace::EventKind;
 use crate::core::worker::Worker;
 use std::sync::atomic::{Ordering::AcqRel, Ordering::Relaxed};
 
@@ -90,6 +91,7 @@ fn hand_to_parked(w: &Worker, thief: u32, word: usize) {
     }
     let k = w.owner().private_len().div_ceil(2);
     let first = w.owner().hand_out(k);
+    crate::core::trace::with_depth(w, EventKind::Answer, Some(thief as usize), k as usize);
     for i in 0..k as usize {
         // SAFETY: the `k` slots from `first` were just handed out and are live.
         unsafe { &*first.add(i) }
