@@ -254,3 +254,36 @@ fn team_member_spins_for_its_partner() {
         assert_eq!(seen.load(Acquire), 2);
     });
 }
+
+/// Many hand-offs in a row on 2 workers, most after the pool has just fallen asleep, as
+/// `heist-bench handoff` makes them: the owner's push must wake the real sleeper. A wake-up
+/// that raced a last look once arrived after the sleeper withdrew, so that its next sleep
+/// returned at once and left it on the idle list while it ran; as the owner of a later
+/// root, its push then picked its own entry and the other worker slept on beside the task
+/// (the bench hung about one run in two). About 1 s per scheduler.
+#[test]
+fn many_hand_offs_each_after_the_pool_fell_asleep() {
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let pool = Pool::builder().workers(2).scheduler(s).build().unwrap();
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                for round in 0..400 {
+                    if round % 8 != 7 {
+                        std::thread::sleep(Duration::from_millis(2));
+                    }
+                    let flag = AtomicBool::new(false);
+                    pool.run(|w| {
+                        w.join(|_| spin_until(&flag), |_| flag.store(true, Release));
+                    });
+                }
+            }));
+            let _ = tx.send(r);
+        });
+        match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(Ok(())) => {}
+            Ok(Err(p)) => resume_unwind(p),
+            Err(_) => panic!("hand-offs: {s:?} with 2 workers: hung (over 60 s)"),
+        }
+    }
+}

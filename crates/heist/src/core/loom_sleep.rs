@@ -30,6 +30,11 @@
 //!   the lock; the team model `loom_team_smaller_request_revokes_a_larger_forming_team`
 //!   first showed it, at a preemption bound too costly for CI).
 //!
+//! - `loom_sleep_a_wake_up_raced_by_the_last_look_is_consumed`: one waker, two tokens
+//!   in turn. Before the fix a waker gave the wake-up after releasing the idle list's
+//!   lock; a `withdraw` could then miss it, and the next sleep returned at once with
+//!   the sleeper still listed, which the sleeper's check after each sleep catches.
+//!
 //! Each model also checks, across its executions, that the paths it exists for were
 //! taken: a sleeper that really slept and was woken, and a last look that found the work.
 //!
@@ -78,6 +83,8 @@ fn take(tokens: &AtomicUsize) -> bool {
 
 /// A worker's idle loop in small: take a token, else sleep with a last look for one.
 /// Records whether the last look found one and whether a sleep ended by a wake-up.
+/// Checks that every sleep returns with the sleeper off the idle list: one left on it
+/// while it runs could be picked by a waker (even by itself) in place of a real sleeper.
 fn sleeper(sleep: &Sleep, me: usize, tokens: &AtomicUsize, hits: &Hits) {
     while !take(tokens) {
         let last_look_found = std::cell::Cell::new(false);
@@ -86,6 +93,10 @@ fn sleeper(sleep: &Sleep, me: usize, tokens: &AtomicUsize, hits: &Hits) {
             last_look_found.set(found);
             found
         });
+        assert!(
+            !sleep.is_listed(me),
+            "a sleep returned with its sleeper listed"
+        );
         let i = usize::from(last_look_found.get());
         hits[i].fetch_add(1, Relaxed);
     }
@@ -203,4 +214,36 @@ fn loom_sleep_wake_all_while_the_sleeper_sleeps_again() {
         hits.iter().all(|h| h.load(Relaxed) > 0),
         "the sleeper slept again after a hint in some execution, and not in another"
     );
+}
+
+/// A waker takes the sleeper off the list while the sleeper's last look finds the work
+/// (the race `withdraw` consumes), and the sleeper then sleeps again for more. Before the
+/// fix the waker gave the wake-up after releasing the idle list's lock: it could arrive
+/// after the `withdraw`, and the next sleep then returned at once with the sleeper still
+/// listed. In the runtime that worker went on to run a root, and its push's
+/// `wake_one_for` picked its own entry, leaving the real sleeper asleep beside a shared
+/// task for good (`heist-bench handoff` hung about one run in two).
+#[test]
+fn loom_sleep_a_wake_up_raced_by_the_last_look_is_consumed() {
+    let hits = Hits::default();
+    let h = hits.clone();
+    model(move || {
+        let sleep = Arc::new(Sleep::new(1));
+        let first = Arc::new(AtomicUsize::new(0));
+        let second = Arc::new(AtomicUsize::new(0));
+        let waker = {
+            let (sleep, first, second) = (sleep.clone(), first.clone(), second.clone());
+            thread::spawn(move || {
+                first.fetch_add(1, Relaxed);
+                sleep.wake_one();
+                second.fetch_add(1, Relaxed);
+                sleep.wake_one();
+            })
+        };
+        sleeper(&sleep, 0, &first, &h);
+        sleeper(&sleep, 0, &second, &h);
+        waker.join().unwrap();
+        assert!(!sleep.is_listed(0), "the sleeper was left on the idle list");
+    });
+    check_hits(&hits);
 }

@@ -110,7 +110,8 @@ impl Sleep {
     }
 
     /// Takes `me` off the idle list if it is still there; if a waker got to it first, its
-    /// wake-up is consumed so that it does not cut short the next sleep.
+    /// wake-up (given under the list's lock, `mark_woken`) is consumed so that it does not
+    /// cut short the next sleep: a sleep cut short would leave `me` on the list.
     fn withdraw(&self, me: usize) {
         let mut idle = lock(&self.idle);
         if let Some(i) = idle.iter().position(|&(w, _)| w == me) {
@@ -120,6 +121,13 @@ impl Sleep {
             drop(idle);
             *lock(&self.parkers[me].woken) = false;
         }
+    }
+
+    /// Whether `me` is on the idle list (for the models' check that a sleep returns with
+    /// its sleeper off it).
+    #[cfg(all(test, loom))]
+    pub(crate) fn is_listed(&self, me: usize) -> bool {
+        lock(&self.idle).iter().any(|&(w, _)| w == me)
     }
 
     /// The waker's half of the handshake: after the fence, whether anyone sleeps. Call
@@ -167,13 +175,16 @@ impl Sleep {
             let i = idle.iter().rposition(|&(_, roots)| pick(roots));
             let w = i.map(|i| idle.swap_remove(i).0);
             self.sleepers.store(idle.len(), SeqCst);
+            if let Some(w) = w {
+                if let Some(from) = from {
+                    self.parkers[w].hint.store(from + 1, Relaxed);
+                }
+                self.mark_woken(w);
+            }
             (w, !idle.is_empty())
         };
         if let Some(w) = w {
-            if let Some(from) = from {
-                self.parkers[w].hint.store(from + 1, Relaxed);
-            }
-            self.unpark(w);
+            self.notify(w);
         }
         left
     }
@@ -189,11 +200,12 @@ impl Sleep {
             if let Some(i) = i {
                 idle.swap_remove(i);
                 self.sleepers.store(idle.len(), SeqCst);
+                self.mark_woken(w);
             }
             i.is_some()
         };
         if found {
-            self.unpark(w);
+            self.notify(w);
         }
     }
 
@@ -207,16 +219,27 @@ impl Sleep {
         let all = {
             let mut idle = lock(&self.idle);
             self.sleepers.store(0, SeqCst);
-            std::mem::take(&mut *idle)
+            let all = std::mem::take(&mut *idle);
+            all.iter().for_each(|&(w, _)| self.mark_woken(w));
+            all
         };
         for (w, _) in all {
-            self.unpark(w);
+            self.notify(w);
         }
     }
 
-    fn unpark(&self, w: usize) {
+    /// Gives `w`, just taken off the idle list, its wake-up. Under the idle list's lock,
+    /// so that a `withdraw` that finds `w` gone finds the wake-up too and consumes it: set
+    /// after the lock, it could arrive after the withdraw, and `w`'s next sleep would then
+    /// return at once and leave `w` on the list while it runs (PROTOCOLS.md, "Sleep and
+    /// wake", History).
+    fn mark_woken(&self, w: usize) {
+        *lock(&self.parkers[w].woken) = true;
+    }
+
+    /// Wakes `w`, whose wake-up `mark_woken` gave it.
+    fn notify(&self, w: usize) {
         let p = &self.parkers[w];
-        *lock(&p.woken) = true;
         p.place.wake_apart(|| p.cv.notify_one());
     }
 }
