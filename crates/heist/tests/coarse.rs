@@ -19,22 +19,13 @@ const ROUNDS: usize = 20;
 
 /// Runs `shape` `ROUNDS` times on each pool, failing if a pool takes over a minute.
 fn on_pools(name: &str, shape: impl Fn(&Pool) + Send + Sync + 'static) {
-    on_pools_of(name, None, shape);
-}
-
-/// `on_pools` with deques of `capacity` slots, if given.
-fn on_pools_of(name: &str, capacity: Option<usize>, shape: impl Fn(&Pool) + Send + Sync + 'static) {
     let shape = Arc::new(shape);
     for s in [Scheduler::Lace, Scheduler::Relay] {
         for n in [2, 3, 8] {
             let (tx, rx) = mpsc::channel();
             let shape = shape.clone();
             std::thread::spawn(move || {
-                let mut b = Pool::builder().workers(n).scheduler(s);
-                if let Some(c) = capacity {
-                    b = b.deque_capacity(c);
-                }
-                let pool = b.build().unwrap();
+                let pool = Pool::builder().workers(n).scheduler(s).build().unwrap();
                 let r = catch_unwind(AssertUnwindSafe(|| {
                     for round in 0..ROUNDS {
                         if round % 4 == 3 {
@@ -98,28 +89,6 @@ fn scope_four_spawns_then_spin_for_all() {
                     });
                 }
                 spin_until_count(&done, 4);
-            })
-        });
-    });
-}
-
-/// Spawns past a full deque spill to the owner's overflow (`spill`), which idle workers
-/// reach too while the owner spins: Lace's through the sleepers' last look at job lists,
-/// relay's through their lifelines once the deque's private tasks are taken.
-#[test]
-fn scope_spawns_past_a_full_deque_then_spin_for_all() {
-    const CAPACITY: usize = 8;
-    const SPAWNS: usize = 4 * CAPACITY;
-    on_pools_of("spills", Some(CAPACITY), |pool| {
-        let done = AtomicUsize::new(0);
-        pool.run(|_| {
-            heist::scope(|s| {
-                for _ in 0..SPAWNS {
-                    s.spawn(|_| {
-                        done.fetch_add(1, Release);
-                    });
-                }
-                spin_until_count(&done, SPAWNS);
             })
         });
     });

@@ -14,11 +14,9 @@
 //! (`Registry::has_visible_work`; the spill wakes a sleeper after queueing, through the
 //! sleep handshake); under relay a victim hands the older half of its list to a steal
 //! request (`Peer::take_tasks`), and a worker with a non-empty list is not idle, so
-//! termination waits for its tasks; a sleeper's lifeline reaches the list of an owner that
-//! does not come back to the runtime (`Worker::lifeline_look`). No drain finds a spilled
-//! task, so each is counted: a scope task in its scope's count, a detached task in the
-//! detached counts; and, run from elsewhere, it waits for none of what it spawns
-//! (`spawn::run_counting`).
+//! termination waits for its tasks. No drain finds a spilled task, so each is counted:
+//! a scope task in its scope's count, a detached task in the detached counts; and, run
+//! from elsewhere, it waits for none of what it spawns (`spawn::run_counting`).
 
 use crate::core::spawn::Then;
 use crate::core::stats::stat;

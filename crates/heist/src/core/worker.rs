@@ -686,8 +686,7 @@ impl Worker {
             return false;
         }
         let mut unreached = false;
-        // Private tasks, or spilled ones (`crate::spill`: a full deque's overflow).
-        for v in others().filter(|&v| r.infos[v].deque.has_private() || r.jobs_len(v) > 0) {
+        for v in others().filter(|&v| r.infos[v].deque.has_private()) {
             if self.sched().lifeline(self, v) {
                 stat!(self.counters(), lifelines);
                 crate::core::trace::mark(self, EventKind::Lifeline, Some(v), 0);

@@ -112,12 +112,10 @@ impl Schedule for Lace {
     }
 
     /// Shares half of the victim's private tasks; the next search steals them like any
-    /// shared task. A victim with spilled jobs has work for that search too (it steals
-    /// from the victim first, `spill::steal`).
+    /// shared task.
     fn lifeline(&self, w: &Worker, victim: usize) -> bool {
-        let r = w.registry();
-        let dq = &r.infos[victim].deque;
-        dq.lifeline(w.index(), Reach::Share, || ()).is_some() || r.jobs_len(victim) > 0
+        let dq = &w.registry().infos[victim].deque;
+        dq.lifeline(w.index(), Reach::Share, || ()).is_some()
     }
 
     fn injected(&self, r: &Registry, kind: Injected) {

@@ -321,8 +321,7 @@ impl Schedule for Relay {
         w.owner().take_back(slot, false)
     }
 
-    /// Takes half of the victim's private tasks as a batch, or else its oldest spilled
-    /// job (`park::lifeline`).
+    /// Takes half of the victim's private tasks as a batch (`park::lifeline`).
     fn lifeline(&self, w: &Worker, victim: usize) -> bool {
         park::lifeline(self, w, victim)
     }

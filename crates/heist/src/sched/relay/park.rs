@@ -152,20 +152,16 @@ pub(super) fn lifeline(relay: &Relay, w: &Worker, victim: usize) -> bool {
     }
     let mark = &relay.workers[w.index()].took_offer;
     let marked = mark.load(Relaxed);
-    let working = || {
+    let dq = &w.registry().infos[victim].deque;
+    let got = dq.lifeline(w.index(), Reach::Take, || {
         if l.outstanding() {
             mark.store(true, Relaxed);
         }
         if l.status.get() != Status::Working {
             termination::leave(w);
         }
-    };
-    let dq = &w.registry().infos[victim].deque;
-    let got = dq.lifeline(w.index(), Reach::Take, working);
+    });
     let Some((first, count)) = got else {
-        if take_spilled(w, victim, working) {
-            return true;
-        }
         if !marked {
             mark.store(false, Relaxed);
         }
@@ -184,23 +180,5 @@ pub(super) fn lifeline(relay: &Relay, w: &Worker, victim: usize) -> bool {
         from: victim as u32,
         jobs: std::ptr::null_mut(),
     }));
-    true
-}
-
-/// Takes the oldest job of `victim`'s list (a spawn that found its deque full,
-/// `crate::spill`) onto `w`'s own list, for its next search: an owner that does not come
-/// back to the runtime answers no request, and its deque's private part may be gone to
-/// lifelines already. `working` tells the manager first that `w` works; `victim` is not
-/// idle while its list holds a job (`Peer::is_idle`), so it goes idle only after the take.
-fn take_spilled(w: &Worker, victim: usize, working: impl FnOnce()) -> bool {
-    let r = w.registry();
-    if r.jobs_len(victim) == 0 {
-        return false;
-    }
-    working();
-    let Some(job) = r.take_oldest_job(victim) else {
-        return false;
-    };
-    r.queue_job(w.index(), job);
     true
 }
