@@ -134,6 +134,8 @@ mod task;
 mod team;
 mod worker;
 
+#[allow(deprecated)]
+pub use compat::{initialize, Configuration};
 pub use compat::{
     broadcast, current_num_threads, current_thread_has_pending_tasks, current_thread_index,
     in_place_scope, in_place_scope_fifo, join_context, max_num_threads, scope_fifo, spawn,

@@ -31,8 +31,9 @@ enum Kind {
 impl fmt::Display for ThreadPoolBuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
+            // rayon's texts, word for word.
             Kind::GlobalPoolAlreadyInitialized => {
-                f.write_str("the global thread pool has already been initialized")
+                f.write_str("The global thread pool has already been initialized.")
             }
             Kind::Build(e) => e.fmt(f),
         }

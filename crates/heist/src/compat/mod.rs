@@ -8,6 +8,7 @@
 
 mod broadcast;
 mod builder;
+mod config;
 mod free;
 mod scope_fifo;
 mod thread_pool;
@@ -15,6 +16,8 @@ mod threads;
 
 pub use broadcast::{broadcast, spawn_broadcast, BroadcastContext};
 pub use builder::{max_num_threads, ThreadPoolBuildError, ThreadPoolBuilder};
+#[allow(deprecated)]
+pub use config::{initialize, Configuration};
 pub use free::{
     current_num_threads, current_thread_has_pending_tasks, current_thread_index, in_place_scope,
     in_place_scope_fifo, join_context, scope_fifo, spawn, spawn_fifo, yield_local, yield_now,

@@ -23,10 +23,16 @@ macro_rules! split_source {
         $split_at:ident, $iter:ident -> $iter_ty:ident, inclusive = $inclusive:expr
     ) => {
         $(#[$doc])*
-        #[derive(Debug)]
         pub struct $name<'a, T, P> {
             slice: &'a $($mutb)* [T],
             pat: P,
+        }
+
+        /// The slice only, as in rayon: the closure need not be `Debug`.
+        impl<T: std::fmt::Debug, P> std::fmt::Debug for $name<'_, T, P> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name)).field("slice", &self.slice).finish()
+            }
         }
 
         impl<'a, T, P> $name<'a, T, P> {
@@ -138,10 +144,16 @@ macro_rules! chunk_by_source {
         $split_at:ident, $iter:ident -> $iter_ty:ident
     ) => {
         $(#[$doc])*
-        #[derive(Debug)]
         pub struct $name<'a, T, P> {
             slice: &'a $($mutb)* [T],
             pred: P,
+        }
+
+        /// The slice only, as in rayon: the closure need not be `Debug`.
+        impl<T: std::fmt::Debug, P> std::fmt::Debug for $name<'_, T, P> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name)).field("slice", &self.slice).finish()
+            }
         }
 
         impl<'a, T, P> $name<'a, T, P> {

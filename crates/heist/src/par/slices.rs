@@ -605,6 +605,11 @@ impl<'a, T> RChunksExactMut<'a, T> {
         self.rem
     }
 
+    /// The first items, that fill no chunk. (borrowed through `self`).
+    pub fn remainder(&mut self) -> &mut [T] {
+        self.rem
+    }
+
     /// The first items, that fill no chunk.
     pub fn take_remainder(&mut self) -> &'a mut [T] {
         std::mem::take(&mut self.rem)
@@ -621,6 +626,11 @@ impl<'a, T> ChunksExact<'a, T> {
 impl<'a, T> ChunksExactMut<'a, T> {
     /// The items after the last whole chunk.
     pub fn into_remainder(self) -> &'a mut [T] {
+        self.rem
+    }
+
+    /// The items after the last whole chunk. (borrowed through `self`).
+    pub fn remainder(&mut self) -> &mut [T] {
         self.rem
     }
 
