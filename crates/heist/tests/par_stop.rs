@@ -16,7 +16,7 @@
 
 mod par_pools;
 
-use heist::iter::plumbing::{bridge, Kernel, Producer};
+use heist::iter::plumbing::{bridge, Kernel, UnindexedProducer};
 use heist::Pool;
 use par_pools::on_every_pool;
 use std::cell::Cell;
@@ -123,7 +123,7 @@ impl Drop for Items<'_> {
     }
 }
 
-impl<'a> Producer for Items<'a> {
+impl<'a> UnindexedProducer for Items<'a> {
     type Item = usize;
     type IntoIter = std::ops::Range<usize>;
     fn len(&self) -> usize {

@@ -23,7 +23,13 @@ use crate::worker::{self, Worker};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-/// A splittable sequence of items: what a running loop holds.
+/// A splittable sequence of items: what a running loop holds, whether its iterator is
+/// indexed or not (public as `iter::plumbing::UnindexedProducer`; an indexed iterator's
+/// is also an [`IndexedProducer`], public as rayon's `iter::plumbing::Producer`).
+///
+/// **Difference from rayon:** rayon's `UnindexedProducer` splits in halves of its own
+/// choosing and folds into a `Folder`; this one splits at an index, as rayon's
+/// `Producer` does, and the driver folds its blocks.
 ///
 /// The driver folds a producer in blocks: it splits off the first `n` items with
 /// [`split_at`](Producer::split_at) and folds them through
@@ -35,13 +41,13 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 /// # Example: a collection of one's own
 ///
 /// ```
-/// use heist::iter::plumbing::{bridge, Kernel, Producer};
+/// use heist::iter::plumbing::{bridge, Kernel, UnindexedProducer};
 /// use heist::prelude::*;
 ///
 /// /// The squares of `lo..hi`, produced lazily.
 /// struct Squares { lo: u64, hi: u64 }
 ///
-/// impl Producer for Squares {
+/// impl UnindexedProducer for Squares {
 ///     type Item = u64;
 ///     type IntoIter = std::iter::Map<std::ops::Range<u64>, fn(u64) -> u64>;
 ///     fn len(&self) -> usize { (self.hi - self.lo) as usize }
@@ -112,8 +118,11 @@ pub trait Producer: Send + Sized {
     }
 }
 
-/// A [`Producer`] whose `len` is exact and whose `split_at(i)` leaves exactly `i` items
-/// on the left, so that items have indices (enumerate, zip, rev, take, ...).
+/// The producer of an indexed iterator (public as rayon's `iter::plumbing::Producer`, the
+/// one [`with_producer`](crate::iter::IndexedParallelIterator::with_producer) hands out):
+/// a [`Producer`] whose `len` is exact, whose `split_at(i)` leaves exactly `i` items on
+/// the left, and whose blocks iterate from both ends with an exact length, so that items
+/// have indices (enumerate, zip, rev, take, ...).
 pub trait IndexedProducer: Producer<IntoIter: DoubleEndedIterator + ExactSizeIterator> {}
 
 /// What a loop computes, in the shape of the work-stealing iterators' kernels

@@ -98,8 +98,16 @@ pub mod iter {
     };
 
     /// The loop driver's protocol, for making one's own collections parallel.
+    ///
+    /// [`Producer`] is rayon's: the producer of an indexed iterator, which
+    /// [`with_producer`](super::IndexedParallelIterator::with_producer) hands to a
+    /// [`ProducerCallback`]. [`UnindexedProducer`] is the producer of any iterator, the
+    /// one a collection of one's own implements. (Inside the crate they are named
+    /// `IndexedProducer` and `Producer`, which compiler messages may show.)
     pub mod plumbing {
-        pub use super::super::driver::{bridge, run, IndexedProducer, Kernel, Producer};
+        pub use super::super::driver::IndexedProducer as Producer;
+        pub use super::super::driver::Producer as UnindexedProducer;
+        pub use super::super::driver::{bridge, run, Kernel};
         pub use super::super::ranges::{RangeBlock, RangeProducer};
         pub use super::super::sources::SliceProducer;
         pub use super::super::traits::{IndexedOrNot, ProducerCallback};
