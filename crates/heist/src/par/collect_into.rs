@@ -117,12 +117,13 @@ impl<P: IndexedProducer<Item = T>, T: Send> Producer for Slots<'_, P, T> {
         // Checked before the rest's slots are handed on: the next block must not start
         // behind a gap. On this panic `acc` drops the items written.
         assert!(
-            cursor.next == cursor.end,
+            cursor.left == 0,
             "heist: an indexed producer yielded fewer items than its length"
         );
         let rest = Slots {
             base,
-            next: cursor.end,
+            // SAFETY: `n <= left`, so this stays inside the range or one past its end.
+            next: unsafe { self.next.add(n) },
             left: self.left - n,
             _target: PhantomData,
         };
@@ -136,28 +137,29 @@ impl<P: IndexedProducer<Item = T>, T: Send> Producer for Slots<'_, P, T> {
     }
 }
 
-/// The slots of one block: the next one and the end.
+/// The slots of one block: the next one and how many are left (counted, not compared
+/// by address: the slots of a zero-sized type all have the same address).
 struct Cursor<T> {
     next: *mut T,
-    end: *mut T,
+    left: usize,
 }
 
 impl<T> Cursor<T> {
+    /// The `n` slots from `next`, all inside the target.
     fn new(next: *mut T, n: usize) -> Self {
-        // SAFETY: callers pass `n` slots from `next`, all inside the target.
-        let end = unsafe { next.add(n) };
-        Cursor { next, end }
+        Cursor { next, left: n }
     }
 
     /// The next slot; panics if a producer yields more items than it said.
     #[inline]
     fn take(&mut self) -> Slot<T> {
         assert!(
-            self.next != self.end,
+            self.left != 0,
             "heist: an indexed producer yielded more items than its length"
         );
         let slot = Slot(self.next);
-        // SAFETY: `next` was before `end`, so this stays inside or one past the end.
+        self.left -= 1;
+        // SAFETY: a slot was left, so this stays inside or one past the end.
         self.next = unsafe { self.next.add(1) };
         slot
     }
@@ -191,7 +193,7 @@ impl<T, K: Kernel<(Slot<T>, T)>> Kernel<T> for Slotted<'_, K> {
         (
             Cursor {
                 next: none,
-                end: none,
+                left: 0,
             },
             self.inner.start(),
         )
