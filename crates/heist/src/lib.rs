@@ -134,14 +134,14 @@ mod task;
 mod team;
 mod worker;
 
-#[allow(deprecated)]
-pub use compat::{initialize, Configuration};
 pub use compat::{
     broadcast, current_num_threads, current_thread_has_pending_tasks, current_thread_index,
     in_place_scope, in_place_scope_fifo, join_context, max_num_threads, scope_fifo, spawn,
     spawn_broadcast, spawn_fifo, yield_local, yield_now, BroadcastContext, FnContext, ScopeFifo,
     ThreadBuilder, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
 };
+#[allow(deprecated)]
+pub use compat::{initialize, Configuration};
 pub use par::{
     array, collections, iter, option, prelude, range, range_inclusive, result, slice, str, string,
     tree, vec,

@@ -1,7 +1,7 @@
 //! Every indexed source and adapter, split at every position: both pieces have the right
 //! lengths, and their items (forwards and backwards) are the sequential ones.
 
-use heist::iter::plumbing::{Producer, Kernel, UnindexedProducer, ProducerCallback};
+use heist::iter::plumbing::{Kernel, Producer, ProducerCallback, UnindexedProducer};
 use heist::prelude::*;
 use std::collections::VecDeque;
 use std::fmt::Debug;
