@@ -110,6 +110,7 @@ pub struct PoolBuilder {
     stack_size: Option<usize>,
     pin: bool,
     panic_handler: Option<crate::barrier::PanicHandler>,
+    caller_helps: bool,
 }
 
 impl PoolBuilder {
@@ -150,6 +151,19 @@ impl PoolBuilder {
     /// ignored.
     pub fn pin_workers(mut self, pin: bool) -> Self {
         self.pin = pin;
+        self
+    }
+
+    /// Lets a parallel iterator called outside every pool, in [`Pool::enter`] (or on the
+    /// global pool), run on the calling thread, with this pool's workers joining in once
+    /// what is left looks worth their wake-up (default: off). A short loop then costs
+    /// about what it costs sequentially, instead of a round trip to the pool; but its
+    /// closures run on a thread that is not a worker (`current_thread_index()` is `None`
+    /// there, and the thread's name and thread-locals are the caller's). Off, such a loop
+    /// runs on the pool's workers, as in rayon. Loops bounded by `with_max_len`, and
+    /// `find_last`, always do.
+    pub fn caller_helps(mut self, on: bool) -> Self {
+        self.caller_helps = on;
         self
     }
 
@@ -233,7 +247,11 @@ impl PoolBuilder {
         }
         let threads = mem::take(&mut started.threads);
         mem::forget(started);
-        Ok(Pool { registry, threads })
+        Ok(Pool {
+            registry,
+            threads,
+            caller_helps: self.caller_helps,
+        })
     }
 }
 
@@ -323,6 +341,8 @@ fn scheduler_from_env() -> Result<Scheduler, BuildError> {
 pub struct Pool {
     registry: Arc<Registry>,
     threads: Vec<JoinHandle<()>>,
+    /// See [`PoolBuilder::caller_helps`].
+    caller_helps: bool,
 }
 
 impl fmt::Debug for Pool {
@@ -378,6 +398,7 @@ impl Pool {
             stack_size: None,
             pin: false,
             panic_handler: None,
+            caller_helps: false,
         }
     }
 
@@ -449,6 +470,12 @@ impl Pool {
 
     pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.registry
+    }
+
+    /// Whether loops called outside every pool start on the calling thread (see
+    /// [`PoolBuilder::caller_helps`]).
+    pub(crate) fn caller_helps(&self) -> bool {
+        self.caller_helps
     }
 }
 

@@ -2,7 +2,7 @@
 //! producer that cuts either part, so that they run as one loop (and `collect` writes
 //! both in place); otherwise the two loops run side by side, joined, as rayon's do.
 
-use super::driver::{bridge, IndexedProducer, Kernel, Producer, StopOnUnwind};
+use super::driver::{bridge_exact, IndexedProducer, Kernel, Producer, StopOnUnwind};
 use super::indexed::{with_producers, PairCallback};
 use super::traits::{IndexedOrNot, IndexedParallelIterator, ParallelIterator, ProducerCallback};
 use crate::worker;
@@ -47,7 +47,7 @@ struct Run<K>(K);
 impl<T: Send, K: Kernel<T>> IndexedOrNot<T> for Run<K> {
     type Output = K::Output;
     fn indexed<P: IndexedProducer<Item = T>>(self, p: P) -> K::Output {
-        bridge(p, &self.0)
+        bridge_exact(p, &self.0)
     }
     fn unindexed<I: ParallelIterator<Item = T>>(self, iter: I) -> K::Output {
         iter.drive(self.0)
@@ -97,7 +97,7 @@ struct Bridged<P>(P);
 impl<P: IndexedProducer<Item: Send>> ParallelIterator for Bridged<P> {
     type Item = P::Item;
     fn drive<K: Kernel<P::Item>>(self, kernel: K) -> K::Output {
-        bridge(self.0, &kernel)
+        bridge_exact(self.0, &kernel)
     }
     fn opt_len(&self) -> Option<usize> {
         Some(self.0.len())

@@ -145,9 +145,39 @@ pub trait Kernel<T>: Sync {
     fn done(&self) -> bool {
         false
     }
+    /// Whether the loop wants its items from the end (`find_last`): where the producer's
+    /// lengths are exact (indexed producers, 128-bit ranges), each piece then folds its
+    /// last block first, and a thief takes the lower part of a split. Pieces and blocks
+    /// still combine in index order, so the result is the same either way.
+    const FROM_BACK: bool = false;
+    /// Whether the kernel may decide before it has seen every item (`find_*`, `any`,
+    /// `all`, `try_*`): an adapter that holds items back until its piece ends (`fold`)
+    /// then hands them on after each block, so that the search can stop early.
+    const SEARCH: bool = false;
+    /// Whether a piece folded from its start needs no more of its items: none after them
+    /// can change its output (rayon's `Folder::full`; `find_first` after its find). The
+    /// piece stops there. Not asked where `FROM_BACK` holds.
+    fn full(&self, acc: &Self::Acc) -> bool {
+        let _ = acc;
+        false
+    }
+    /// Whether no item on the side of `out` not yet folded can change it: the items after
+    /// it, or before it where `FROM_BACK` holds (`find_last` after its find).
+    fn output_full(&self, out: &Self::Output) -> bool {
+        let _ = out;
+        false
+    }
 }
 
 impl<T, K: Kernel<T>> Kernel<T> for &K {
+    const FROM_BACK: bool = K::FROM_BACK;
+    const SEARCH: bool = K::SEARCH;
+    fn full(&self, acc: &K::Acc) -> bool {
+        (**self).full(acc)
+    }
+    fn output_full(&self, out: &K::Output) -> bool {
+        (**self).output_full(out)
+    }
     type Acc = K::Acc;
     type Output = K::Output;
     fn start(&self) -> K::Acc {
@@ -168,21 +198,60 @@ impl<T, K: Kernel<T>> Kernel<T> for &K {
 }
 
 /// Runs `kernel` over `producer` in parallel: on this thread's worker if it is one (of
-/// any pool). Elsewhere the loop starts on this thread, and workers of the pool given by
-/// [`Pool::enter`] (else the global pool) join in once the rest looks long enough.
+/// any pool), else on the workers of the pool given by [`Pool::enter`] (else the global
+/// pool), as rayon runs a loop called outside its pool on the pool's threads. A pool
+/// built with [`PoolBuilder::caller_helps`](crate::PoolBuilder::caller_helps) runs such
+/// a loop on the calling thread instead, and its workers join in once the rest looks long
+/// enough.
 ///
 /// # Panics
-/// Re-raises a panic of the kernel or the producer (the other pieces stop at their
-/// next block); off a worker, panics if the global pool cannot start.
+/// Re-raises a panic of the kernel or the producer, once the other pieces are done; off
+/// a worker, panics if the global pool cannot start.
 pub fn bridge<P, K>(producer: P, kernel: &K) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
 {
+    start(producer, kernel, false)
+}
+
+/// [`bridge`] for a producer whose lengths are exact (indexed, or a 128-bit range), which
+/// a loop may fold from its end (`Kernel::FROM_BACK`).
+pub(crate) fn bridge_exact<P, K>(producer: P, kernel: &K) -> K::Output
+where
+    P: Producer,
+    K: Kernel<P::Item>,
+{
+    start(producer, kernel, true)
+}
+
+fn start<P, K>(producer: P, kernel: &K, exact: bool) -> K::Output
+where
+    P: Producer,
+    K: Kernel<P::Item>,
+{
+    let back = exact && K::FROM_BACK;
     // SAFETY: the reference is dropped before this call returns.
-    match unsafe { worker::current() } {
-        Some(w) => run(w, producer, kernel),
-        None => outside::outside(outside_pool(), producer, kernel),
+    if let Some(w) = unsafe { worker::current() } {
+        return run_on(w, producer, kernel, back);
+    }
+    let pool = outside_pool();
+    // The caller's own fold has no piece bound (`with_max_len`), nor an end to start at.
+    if pool.caller_helps() && !back && len_bounds(&producer).1 >= producer.len() {
+        return outside::outside(pool, producer, kernel);
+    }
+    pool.run(|w| run_on(w, producer, kernel, back))
+}
+
+fn run_on<P, K>(w: &Worker, producer: P, kernel: &K, back: bool) -> K::Output
+where
+    P: Producer,
+    K: Kernel<P::Item>,
+{
+    if back {
+        super::back::run(w, producer, kernel)
+    } else {
+        run(w, producer, kernel)
     }
 }
 
@@ -249,15 +318,36 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    let lp = Loop::new(kernel);
-    let blocks = Blocks::new(&producer);
-    piece(w, &lp, producer, kernel.start(), blocks)
+    bounded(w, &Loop::new(kernel), producer)
+}
+
+/// Halves a part longer than `with_max_len` allows until no piece is, as rayon does:
+/// the upper halves are pushed for thieves, and each piece (a `fold`'s partial, a
+/// `map_init`'s state) holds at most that many items, or fewer than twice
+/// `with_min_len`.
+fn bounded<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P) -> K::Output
+where
+    P: Producer,
+    K: Kernel<P::Item>,
+{
+    let len = p.len();
+    let (min, max) = len_bounds(&p);
+    if len > max && len / 2 >= min {
+        let (lo, hi) = p.split_at(len / 2);
+        let (l, r) = w.join(|w| bounded(w, lp, lo), |w| bounded(w, lp, hi));
+        return lp.kernel.combine(l, r);
+    }
+    let blocks = Blocks::new(&p);
+    piece(w, lp, p, lp.kernel.start(), blocks)
 }
 
 /// One running loop: what its pieces share.
 pub(super) struct Loop<'k, K> {
     pub(super) kernel: &'k K,
-    /// Set when a piece panics: the others stop at their next block.
+    /// Set to stop the other pieces at their next block: where a caller outside the pool
+    /// unwinds, or a thief-split or offered piece panics (`claim.rs`, `offered.rs`). A
+    /// panic in a driver's own piece does not stop the others, as in rayon (use
+    /// `panic_fuse` for that).
     pub(super) stop: AtomicBool,
 }
 
@@ -304,20 +394,18 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    let guard = StopOnUnwind(&lp.stop);
     let min = blocks.min();
     // A fresh piece's first block is unsure: its items are not timed yet.
     let mut first = P::CUTS && blocks.fresh();
     loop {
         let len = p.len();
-        if len == 0 || lp.stopped() {
+        if len == 0 || lp.stopped() || (!K::FROM_BACK && lp.kernel.full(&acc)) {
             break;
         }
         // With no thief to serve, fold a block before the next look, so that requests
         // that keep coming without a thief cannot hold the loop up.
         if len / 2 >= min && split_demanded(w) && blocks.worth(len, MIN_SPLIT) {
             if let Some((waiting, ways)) = thieves(w) {
-                std::mem::forget(guard);
                 return cut(w, lp, p, acc, blocks, ways, waiting);
             }
         }
@@ -329,10 +417,7 @@ where
         if unsure && len - n >= 2 * min && offered::may_stand(w) {
             match offered::block(w, lp, p, acc, n, blocks) {
                 Ok((a, rest)) => (acc, p) = (a, rest),
-                Err(out) => {
-                    std::mem::forget(guard);
-                    return out;
-                }
+                Err(out) => return out,
             }
         } else {
             (acc, p) = fold_block(p, n, lp.kernel, acc);
@@ -340,8 +425,7 @@ where
         stat!(w.counters(), blocks);
         crate::stats::block_size(w.counters(), n);
     }
-    std::mem::forget(guard);
-    stop_on_unwind(lp, || lp.kernel.finish(acc))
+    lp.kernel.finish(acc)
 }
 
 /// Folds the next `n` items of `p` out of line, so that the kernel's inner loop is
@@ -366,7 +450,7 @@ where
 /// with nothing to bound them.
 #[cold]
 #[inline(never)]
-fn thieves(w: &Worker) -> Option<(demand::Waiting<'_>, usize)> {
+pub(super) fn thieves(w: &Worker) -> Option<(demand::Waiting<'_>, usize)> {
     let waiting = demand::waiting(w);
     let ways = waiting.ways();
     stat!(w.counters(), splits, ways >= 2);
@@ -415,11 +499,11 @@ where
             piece(w, lp, hi, lp.kernel.start(), blocks)
         },
     );
-    stop_on_unwind(lp, || lp.kernel.combine(l, r))
+    lp.kernel.combine(l, r)
 }
 
-/// Runs a user callback of the loop (`combine`, `finish`) so that its panic stops the
-/// pieces still running at their next block.
+/// Runs a user callback of a loop with a thief-split or offered piece (`combine`,
+/// `finish`) so that its panic stops the pieces still running at their next block.
 pub(super) fn stop_on_unwind<K, R>(lp: &Loop<'_, K>, f: impl FnOnce() -> R) -> R {
     let guard = StopOnUnwind(&lp.stop);
     let out = f();

@@ -102,7 +102,7 @@ impl<T, K: Kernel<(usize, T)>> Kernel<T> for Numbered<'_, K> {
     fn finish(&self, (_, acc): Self::Acc) -> K::Output {
         self.inner.finish(acc)
     }
-    combine_and_done!();
+    combine_and_done!(|acc| &acc.1);
 }
 
 /// Pairs of items of two iterators (see [`IndexedParallelIterator::zip`]).

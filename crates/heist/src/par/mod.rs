@@ -11,6 +11,7 @@ mod macros;
 mod adapters;
 mod any_order;
 mod arrays;
+mod back;
 mod blocks;
 mod bridge;
 #[cfg(feature = "hashbrown")]
@@ -24,6 +25,7 @@ mod demand;
 mod drain;
 mod driver;
 mod either;
+mod fuse;
 mod indexed;
 mod indexed_trait;
 mod interleave;
@@ -43,6 +45,7 @@ mod ranges;
 mod repeat;
 mod slice_split;
 mod slices;
+mod sort;
 mod sources;
 mod splitter;
 mod str_split;
@@ -58,7 +61,7 @@ mod walk_tree;
 pub mod iter {
     pub use super::adapters::{
         Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Flatten, FlattenIter, Inspect,
-        Map, PanicFuse, Update,
+        Map, Update,
     };
     pub use super::any_order::{SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, WhileSome};
     pub use super::blocks::{Chunks, ExponentialBlocks, FoldChunks, FoldChunksWith, UniformBlocks};
@@ -70,6 +73,7 @@ pub mod iter {
     pub use super::collect::{FromParallelIterator, ParallelExtend};
     pub use super::drain::{Drain, ParallelDrainFull, ParallelDrainRange};
     pub use super::either::Either;
+    pub use super::fuse::PanicFuse;
     pub use super::indexed::{
         Enumerate, MaxLen, MinLen, Positions, Rev, Skip, StepBy, Take, Zip, ZipEq,
     };

@@ -58,7 +58,7 @@ where
     fn finish(&self, (_, acc): Self::Acc) -> K::Output {
         self.inner.finish(acc)
     }
-    combine_and_done!();
+    combine_and_done!(|acc| &acc.1);
 }
 
 adapter_struct!(
@@ -263,7 +263,8 @@ where
 }
 
 /// The kernel of `fold`: each piece folds its items from `identity()` and passes the
-/// one partial on to the inner kernel when it ends.
+/// one partial on to the inner kernel when it ends. Before a search (`find_any`, ...),
+/// which may stop once it has seen a partial, each block passes its own partial on.
 pub(crate) struct FoldKernel<K, ID, F> {
     inner: K,
     identity: ID,
@@ -276,18 +277,25 @@ where
     ID: Identity,
     F: Fn(ID::Out, T) -> ID::Out + Sync,
 {
-    type Acc = (ID::Out, K::Acc);
+    /// The partial not yet passed on (the identity until a block is folded), and the
+    /// inner accumulator.
+    type Acc = (Option<ID::Out>, K::Acc);
     type Output = K::Output;
     fn start(&self) -> Self::Acc {
-        (self.identity.make(), self.inner.start())
+        (Some(self.identity.make()), self.inner.start())
     }
     fn fold<I: Iterator<Item = T>>(&self, (u, acc): Self::Acc, items: I) -> Self::Acc {
-        (items.fold(u, &self.f), acc)
+        let u = items.fold(u.unwrap_or_else(|| self.identity.make()), &self.f);
+        if K::SEARCH {
+            (None, self.inner.fold(acc, std::iter::once(u)))
+        } else {
+            (Some(u), acc)
+        }
     }
     fn finish(&self, (u, acc): Self::Acc) -> K::Output {
-        self.inner.finish(self.inner.fold(acc, std::iter::once(u)))
+        self.inner.finish(self.inner.fold(acc, u.into_iter()))
     }
-    combine_and_done!();
+    combine_and_done!(|acc| &acc.1);
 }
 
 adapter_struct!(
@@ -372,7 +380,7 @@ where
         };
         self.inner.finish(self.inner.fold(acc, std::iter::once(r)))
     }
-    combine_and_done!();
+    combine_and_done!(|acc| &acc.1);
 }
 
 adapter_struct!(

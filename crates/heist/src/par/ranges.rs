@@ -4,7 +4,7 @@
 //! its index range (the index stealers of On Lock-Free Work-stealing Iterators for
 //! Parallel Data Structures, §4, with the owner rather than the thief doing the split).
 
-use super::driver::{bridge, IndexedProducer, Kernel, Producer};
+use super::driver::{bridge_exact, IndexedProducer, Kernel, Producer};
 use super::into::IntoParallelIterator;
 use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 use std::ops::{Range, RangeInclusive};
@@ -231,7 +231,7 @@ macro_rules! wide_range {
         impl ParallelIterator for RangeIter<$t> {
             type Item = $t;
             fn drive<K: Kernel<$t>>(self, kernel: K) -> K::Output {
-                bridge(self.producer(), &kernel)
+                bridge_exact(self.producer(), &kernel)
             }
             fn opt_len(&self) -> Option<usize> {
                 let p = self.clone().producer();
@@ -248,15 +248,18 @@ macro_rules! wide_range {
                     usize::try_from(b.abs_diff(a)).map_or(usize::MAX, |n| n.saturating_add(1))
                 })
             }
+            /// The first `index` items; of a range longer than `usize::MAX`, whose length
+            /// saturates, the first `index / usize::MAX` of its items, so that a split
+            /// in halves cuts it in halves (rayon's octillion ranges).
             fn split_at(self, index: usize) -> (Self, Self) {
                 let Some((a, b)) = self.0 else {
                     return (self, WideProducer(None));
                 };
-                if index == 0 {
+                let Some(k) = wide_last(b.abs_diff(a), index) else {
                     return (WideProducer(None), self);
-                }
-                // `index <= len`, so the left part's last item is at most `b`.
-                let last = a + (index - 1) as $t;
+                };
+                // `k <= b - a`, so the left part's last item is at most `b`.
+                let last = a.wrapping_add(k as $t);
                 let rest = (last < b).then(|| (last + 1, b));
                 (WideProducer(Some((a, last))), WideProducer(rest))
             }
@@ -274,12 +277,38 @@ macro_rules! wide_range {
 
 wide_range!(u128, i128);
 
+/// Where the first `index` (of `len()`) of the `span + 1` items of a 128-bit range end:
+/// the offset of the last of them from the first item, `None` if there are none. They
+/// are `index` items if the range counts at most `usize::MAX`, else that share of them,
+/// rounded down (all at `index == usize::MAX`). No step overflows, also for the
+/// `2^128` items of the whole of `i128`.
+fn wide_last(span: u128, index: usize) -> Option<u128> {
+    let whole = usize::MAX as u128;
+    let i = index as u128;
+    let k = if span < whole {
+        i
+    } else if index == usize::MAX {
+        return Some(span);
+    } else {
+        // span + 1 = q * whole + r, worked out without forming span + 1.
+        let (mut q, mut r) = (span / whole, span % whole + 1);
+        if r == whole {
+            q += 1;
+            r = 0;
+        }
+        // q <= 2^64 + 1 and i < 2^64 - 1, so q * i < 2^128; r * i < whole^2; and the
+        // share is less than span + 1.
+        q * i + r * i / whole
+    };
+    k.checked_sub(1)
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
-    /// A 128-bit range split anywhere keeps its items; the whole of `i128` counts as
-    /// `usize::MAX` and splits there too.
+    /// A 128-bit range split anywhere keeps its items; one longer than `usize::MAX`
+    /// splits in proportion.
     #[test]
     fn wide_ranges_split_anywhere() {
         for (a, b) in [(-5i128, 5i128), (i128::MAX - 6, i128::MAX), (3, 3)] {
@@ -291,12 +320,27 @@ mod tests {
                 assert_eq!(got, whole, "{a}..={b} at {at}");
             }
         }
+        // The whole of `i128` counts as `usize::MAX`, and splits in proportion: half of
+        // its length is half of its items.
         let all = WideProducer(Some((i128::MIN, i128::MAX)));
         assert_eq!(all.len(), usize::MAX);
-        let (l, r) = all.split_at(usize::MAX);
-        assert_eq!(l.0, Some((i128::MIN, i128::MIN + usize::MAX as i128 - 1)));
-        assert_eq!(r.0, Some((i128::MIN + usize::MAX as i128, i128::MAX)));
-        assert_eq!(r.len(), usize::MAX);
+        let (l, r) = WideProducer(all.0).split_at(usize::MAX / 2);
+        let mid = (l.0.unwrap().1, r.0.unwrap().0);
+        assert!(
+            mid.0 < 0 && mid.1 >= -(1i128 << 65) && mid.1 == mid.0 + 1,
+            "{mid:?}"
+        );
+        let (l, r) = WideProducer(all.0).split_at(usize::MAX);
+        assert_eq!((l.0, r.0), (all.0, None));
+        assert_eq!(WideProducer(all.0).split_at(0).0 .0, None);
+        // 10^27 items: a block of one is its share of them, and halves are halves.
+        let oct = 1_000_000_000_000_000_000_000_000_000u128;
+        let (l, _) = WideProducer(Some((0, oct - 1))).split_at(1);
+        assert_eq!(l.0, Some((0, oct / usize::MAX as u128 - 1)));
+        let (l, r) = WideProducer(Some((0, oct - 1))).split_at(usize::MAX / 2);
+        let half = l.0.unwrap().1 + 1;
+        assert!(half <= oct / 2 && oct / 2 - half < 1 << 64, "{half}");
+        assert_eq!(r.0, Some((half, oct - 1)));
         let last = WideProducer(Some((u128::MAX - 1, u128::MAX))).split_at(2);
         assert_eq!(
             (last.0 .0, last.1 .0),

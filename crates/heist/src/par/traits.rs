@@ -6,8 +6,9 @@ use super::adapters::*;
 use super::any_order::{SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, WhileSome};
 use super::chain::Chain;
 use super::collect::{FromParallelIterator, ParallelExtend};
-use super::driver::{bridge, IndexedProducer, Kernel};
+use super::driver::{bridge_exact, IndexedProducer, Kernel};
 use super::either::Either;
+use super::fuse::PanicFuse;
 use super::intersperse::Intersperse;
 use super::into::IntoParallelIterator;
 use super::kernels::{
@@ -36,7 +37,7 @@ pub(crate) struct Bridge<K>(pub(crate) K);
 impl<T, K: Kernel<T>> ProducerCallback<T> for Bridge<K> {
     type Output = K::Output;
     fn callback<P: IndexedProducer<Item = T>>(self, producer: P) -> K::Output {
-        bridge(producer, &self.0)
+        bridge_exact(producer, &self.0)
     }
 }
 
@@ -602,7 +603,9 @@ pub trait ParallelIterator: Sized + Send {
         self.find_any(predicate)
     }
 
-    /// Stops the other pieces soon after a panic (heist always does: at their next block).
+    /// Stops the other pieces soon after a panic: at their next block, or next item where
+    /// a block is iterated by hand. Without it, every other piece runs to its end before
+    /// the panic reaches the caller, as in rayon.
     fn panic_fuse(self) -> PanicFuse<Self> {
         PanicFuse::new(self)
     }
