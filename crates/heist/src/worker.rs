@@ -739,13 +739,13 @@ unsafe impl<B: Send, RB: Send> Send for Spill<B, RB> {}
 
 /// Syncs the pushed task if `a` unwinds, so the deque stays consistent and a thief never
 /// outlives the frame its task borrows from.
-struct SyncOnUnwind<'w, B, RB> {
+struct SyncOnUnwind<'w, B: FnOnce(&Worker) -> RB, RB> {
     w: &'w Worker,
     slot: &'w Slot,
     _job: PhantomData<fn(B) -> RB>,
 }
 
-impl<B, RB> Drop for SyncOnUnwind<'_, B, RB> {
+impl<B: FnOnce(&Worker) -> RB, RB> Drop for SyncOnUnwind<'_, B, RB> {
     // Inlined into the landing pad so that `w` and `slot` stay in registers: a
     // `drop_in_place` call would need the guard spilled to the stack on every join.
     #[inline(always)]
@@ -754,14 +754,23 @@ impl<B, RB> Drop for SyncOnUnwind<'_, B, RB> {
     }
 }
 
-/// The unwinding half of `SyncOnUnwind`, out of line. What it drops (the job, or the
-/// thief's outcome) is dropped under `catch_unwind`: `a`'s panic is already unwinding.
+/// The unwinding half of `SyncOnUnwind`, out of line. As in rayon, `b` still runs when
+/// `a` has panicked: both sides of a join finish before its panic goes on. What it
+/// leaves (its outcome, or the thief's) is dropped under `catch_unwind`: `a`'s panic is
+/// already unwinding.
 #[cold]
 #[inline(never)]
-fn sync_unwinding<B, RB>(w: &Worker, slot: &Slot) {
+fn sync_unwinding<B, RB>(w: &Worker, slot: &Slot)
+where
+    B: FnOnce(&Worker) -> RB,
+{
     let dropped = if w.try_pop_any(slot) {
         // SAFETY: popped privately, so the slot still holds the `B` put by `join`.
-        task::drop_caught(unsafe { slot.take::<B, RB>() })
+        let b = unsafe { slot.take::<B, RB>() };
+        match panic::catch_unwind(panic::AssertUnwindSafe(|| b(w))) {
+            Ok(rb) => task::drop_caught(rb),
+            Err(p) => Some(p),
+        }
     } else {
         match w.await_stolen::<B, RB>(slot) {
             Ok(rb) => task::drop_caught(rb),

@@ -9,6 +9,7 @@
 mod broadcast;
 mod builder;
 mod config;
+mod fifo;
 mod free;
 mod scope_fifo;
 mod thread_pool;
@@ -18,6 +19,7 @@ pub use broadcast::{broadcast, spawn_broadcast, BroadcastContext};
 pub use builder::{max_num_threads, ThreadPoolBuildError, ThreadPoolBuilder};
 #[allow(deprecated)]
 pub use config::{initialize, Configuration};
+pub(crate) use fifo::FifoQueue;
 pub use free::{
     current_num_threads, current_thread_has_pending_tasks, current_thread_index, in_place_scope,
     in_place_scope_fifo, join_context, scope_fifo, spawn, spawn_fifo, yield_local, yield_now,

@@ -2,12 +2,11 @@
 //! producer that cuts either part, so that they run as one loop (and `collect` writes
 //! both in place); otherwise the two loops run side by side, joined, as rayon's do.
 
-use super::driver::{bridge_exact, IndexedProducer, Kernel, Producer, StopOnUnwind};
+use super::driver::{bridge_exact, IndexedProducer, Kernel, Producer};
 use super::indexed::{with_producers, PairCallback};
 use super::traits::{IndexedOrNot, IndexedParallelIterator, ParallelIterator, ProducerCallback};
 use crate::worker;
 use std::iter::Fuse;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// One iterator's items, then another's (see [`ParallelIterator::chain`]).
 #[derive(Clone, Debug)]
@@ -124,46 +123,20 @@ where
     }
 }
 
-/// Runs two loops of one kernel, joined on a worker (one after the other elsewhere,
-/// where each loop starts on the calling thread), and combines them in order. A panic
-/// in either stops the other's pieces at their next block.
+/// Runs two loops of one kernel, joined on a worker (one after the other elsewhere), and
+/// combines them in order. A panic in either reaches the caller once both have ended.
 fn side_by_side<T, K, IA, IB>(kernel: K, a: IA, b: IB) -> K::Output
 where
     K: Kernel<T>,
     IA: ParallelIterator<Item = T>,
     IB: ParallelIterator<Item = T>,
 {
-    let stop = AtomicBool::new(false);
-    let halted = Halted {
-        inner: &kernel,
-        stop: &stop,
-    };
     let (l, r) = worker::with_current(|w| match w {
-        Some(w) => w.join(
-            |_| stop_on_unwind(&stop, || a.drive(&halted)),
-            |_| stop_on_unwind(&stop, || b.drive(&halted)),
-        ),
-        None => (a.drive(&halted), b.drive(&halted)),
+        Some(w) => w.join(|_| a.drive(&kernel), |_| b.drive(&kernel)),
+        None => (a.drive(&kernel), b.drive(&kernel)),
     });
     kernel.combine(l, r)
 }
-
-/// Runs `f`, setting `stop` if it unwinds.
-fn stop_on_unwind<R>(stop: &AtomicBool, f: impl FnOnce() -> R) -> R {
-    let guard = StopOnUnwind(stop);
-    let out = f();
-    std::mem::forget(guard);
-    out
-}
-
-/// A kernel that is also done once `stop` is set.
-struct Halted<'k, K> {
-    inner: K,
-    stop: &'k AtomicBool,
-}
-
-kernel_adapter!(Halted<'k, K>, ['k, T, K], T = T, where [K: Kernel<T>],
-    |_s, items| items, done = |s| s.stop.load(Relaxed));
 
 impl<A, B> IndexedParallelIterator for Chain<A, B>
 where

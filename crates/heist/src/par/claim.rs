@@ -16,9 +16,7 @@
 //!   task pushed, and a thief that takes it cuts the rest in two.
 
 use super::demand::split_demanded;
-use super::driver::{
-    len_bounds, piece, stop_on_unwind, Here, IndexedProducer, Kernel, Loop, Producer, StopOnUnwind,
-};
+use super::driver::{len_bounds, piece, Here, IndexedProducer, Kernel, Loop, Producer};
 use super::pace::Blocks;
 use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 use crate::latch::Latch;
@@ -400,7 +398,7 @@ where
         let o = piece(w, &call.lp, items, kernel.start(), blocks);
         out = Some(match out {
             None => o,
-            Some(later) => stop_on_unwind(&call.lp, || kernel.combine(o, later)),
+            Some(later) => kernel.combine(o, later),
         });
     }
     out
@@ -526,7 +524,7 @@ where
         },
     );
     match cut {
-        Some(c) => stop_on_unwind(lp, || lp.kernel.combine(mine, c)),
+        Some(c) => lp.kernel.combine(mine, c),
         None => mine,
     }
 }
@@ -555,12 +553,10 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    let guard = StopOnUnwind(&lp.stop);
     let min = len_bounds(p).0;
     while !lp.stopped() {
         let left = word.left();
         if left / 2 >= min && split_demanded(w) {
-            std::mem::forget(guard);
             return with_cutter(w, lp, p, word, acc, blocks);
         }
         let Some(r) = word.claim(blocks.next(left)) else {
@@ -572,6 +568,5 @@ where
         stat!(w.counters(), blocks);
         crate::stats::block_size(w.counters(), r.len());
     }
-    std::mem::forget(guard);
-    stop_on_unwind(lp, || lp.kernel.finish(acc))
+    lp.kernel.finish(acc)
 }

@@ -344,10 +344,11 @@ where
 /// One running loop: what its pieces share.
 pub(super) struct Loop<'k, K> {
     pub(super) kernel: &'k K,
-    /// Set to stop the other pieces at their next block: where a caller outside the pool
-    /// unwinds, or a thief-split or offered piece panics (`claim.rs`, `offered.rs`). A
-    /// panic in a driver's own piece does not stop the others, as in rayon (use
-    /// `panic_fuse` for that).
+    /// Set to stop the other pieces at their next block, where a caller outside the pool
+    /// leaves its loop early (`outside.rs`, `claim.rs`) or an owner unwinds with an offer
+    /// standing (`offered.rs`). A panic in a piece or its callbacks does not stop the
+    /// others, as in rayon, whose `join` runs both sides whatever one does (`panic_fuse`
+    /// stops them).
     pub(super) stop: AtomicBool,
 }
 
@@ -364,15 +365,6 @@ impl<'k, K> Loop<'k, K> {
         K: Kernel<T>,
     {
         self.stop.load(Relaxed) || self.kernel.done()
-    }
-}
-
-/// Sets the loop's stop flag if a piece unwinds.
-pub(super) struct StopOnUnwind<'a>(pub(super) &'a AtomicBool);
-
-impl Drop for StopOnUnwind<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, Relaxed);
     }
 }
 
@@ -500,15 +492,6 @@ where
         },
     );
     lp.kernel.combine(l, r)
-}
-
-/// Runs a user callback of a loop with a thief-split or offered piece (`combine`,
-/// `finish`) so that its panic stops the pieces still running at their next block.
-pub(super) fn stop_on_unwind<K, R>(lp: &Loop<'_, K>, f: impl FnOnce() -> R) -> R {
-    let guard = StopOnUnwind(&lp.stop);
-    let out = f();
-    std::mem::forget(guard);
-    out
 }
 
 /// A value that stays on its thread although the closure holding it must be `Send`.

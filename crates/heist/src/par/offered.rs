@@ -7,7 +7,7 @@
 //! does (the split of Embracing Explicit Communication in Work-Stealing Runtime Systems,
 //! §5.3, made by the thief at a point the owner fixed in advance).
 
-use super::driver::{piece, stop_on_unwind, Kernel, Loop, Producer};
+use super::driver::{piece, Kernel, Loop, Producer};
 use super::pace::Blocks;
 use crate::offer::{Offer, Ticket};
 use crate::sched::Schedule;
@@ -99,7 +99,7 @@ where
     // SAFETY: `done` was seen (by `Standing::wait`): the taker no longer writes `out`.
     let theirs = unsafe { offer.out.with_mut(|o| (*o).take()) };
     match theirs.expect("heist: a finished offer has an outcome") {
-        Ok(t) => Err(stop_on_unwind(lp, || lp.kernel.combine(mine, t))),
+        Ok(t) => Err(lp.kernel.combine(mine, t)),
         Err(p) => {
             task::drop_caught(mine)
                 .into_iter()
