@@ -63,6 +63,12 @@ pub enum BuildError {
     UnknownScheduler(String),
     /// The operating system refused to start a worker thread.
     Spawn(String),
+    /// rayon's `use_current_thread` on a thread that is already a worker of a pool.
+    CurrentThreadInPool,
+    /// rayon's `use_current_thread` with the relay scheduler, whose workers answer steal
+    /// requests at their pushes and pops: the calling thread makes none between heist's
+    /// calls.
+    AdoptedUnderRelay,
 }
 
 impl fmt::Display for BuildError {
@@ -87,6 +93,14 @@ impl fmt::Display for BuildError {
                 "unknown scheduler {v:?} (HEIST_SCHEDULER and Scheduler names are `lace` or `relay`)"
             ),
             BuildError::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
+            // rayon's text, word for word.
+            BuildError::CurrentThreadInPool => {
+                f.write_str("The current thread is already part of another thread pool.")
+            }
+            BuildError::AdoptedUnderRelay => f.write_str(
+                "use_current_thread needs the Lace scheduler: under relay the calling thread \
+                 would not answer steal requests between heist's calls",
+            ),
         }
     }
 }
@@ -111,6 +125,8 @@ pub struct PoolBuilder {
     pin: bool,
     panic_handler: Option<crate::barrier::PanicHandler>,
     caller_helps: bool,
+    /// rayon's `use_current_thread`: worker 0 is the building thread.
+    adopt: bool,
 }
 
 impl PoolBuilder {
@@ -196,6 +212,12 @@ impl PoolBuilder {
         self
     }
 
+    /// rayon's `use_current_thread` (see `ThreadPoolBuilder::use_current_thread`).
+    pub(crate) fn adopt_current_thread(mut self) -> Self {
+        self.adopt = true;
+        self
+    }
+
     /// Starts the pool. Should it fail or panic part-way (a `thread_name` closure that
     /// panics), the workers it has started are stopped first.
     pub fn build(self) -> Result<Pool, BuildError> {
@@ -222,6 +244,12 @@ impl PoolBuilder {
             Some(s) => s,
             None => scheduler_from_env()?,
         };
+        if self.adopt && worker::is_worker() {
+            return Err(BuildError::CurrentThreadInPool);
+        }
+        if self.adopt && scheduler == Scheduler::Relay {
+            return Err(BuildError::AdoptedUnderRelay);
+        }
         let mut registry = Registry::new(workers, scheduler, self.capacity);
         registry.detached.handler = self.panic_handler.take();
         registry.lifecycle = std::mem::take(&mut threads.lifecycle);
@@ -230,7 +258,8 @@ impl PoolBuilder {
             registry: &registry,
             threads: Vec::with_capacity(workers),
         };
-        for i in 0..workers {
+        // An adopted worker 0 starts no thread (see `worker::adopt`).
+        for i in usize::from(self.adopt)..workers {
             let name = self.name.as_mut().map(|f| f(i));
             let r = Arc::clone(&registry);
             let pin = self.pin;
@@ -247,6 +276,9 @@ impl PoolBuilder {
         }
         let threads = mem::take(&mut started.threads);
         mem::forget(started);
+        if self.adopt {
+            worker::adopt(&registry, 0);
+        }
         Ok(Pool {
             registry,
             threads,
@@ -399,6 +431,7 @@ impl Pool {
             pin: false,
             panic_handler: None,
             caller_helps: false,
+            adopt: false,
         }
     }
 

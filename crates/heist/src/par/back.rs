@@ -7,7 +7,7 @@
 //! pieces and blocks still combine in index order.
 
 use super::demand::split_demanded;
-use super::driver::{len_bounds, thieves, Here, Kernel, Loop, Producer};
+use super::driver::{eager_cap, join_parts, len_bounds, thieves, Here, Kernel, Loop, Producer};
 use super::pace::{Blocks, MIN_SPLIT};
 use crate::worker::Worker;
 
@@ -17,21 +17,27 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    bounded(w, &Loop::new(kernel), producer)
+    let cap = eager_cap::<P, K>(w, &producer);
+    bounded(w, &Loop::new(kernel), producer, cap)
 }
 
-/// Halves parts longer than `with_max_len` allows, the upper half first.
-fn bounded<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P) -> K::Output
+/// Halves parts longer than `with_max_len` (or `cap`) allows, the upper half first.
+fn bounded<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P, cap: usize) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
 {
     let len = p.len();
     let (min, max) = len_bounds(&p);
-    if len > max && len / 2 >= min {
+    if len > max.min(cap) && len / 2 >= min {
         let (lo, hi) = p.split_at(len / 2);
-        let (r, l) = w.join(|w| bounded(w, lp, hi), |w| bounded(w, lp, lo));
-        return lp.kernel.combine(l, r);
+        return join_parts(
+            w,
+            lp.kernel,
+            true,
+            |w| bounded(w, lp, hi, cap),
+            |w| bounded(w, lp, lo, cap),
+        );
     }
     let blocks = Blocks::new(&p);
     piece(w, lp, p, None, blocks)
@@ -62,7 +68,10 @@ where
                 // The thief gets the lower half; the owner goes on with the upper one.
                 let (lo, hi) = p.split_at(len / 2);
                 let mine = Here((right, waiting));
-                let (r, l) = w.join(
+                return join_parts(
+                    w,
+                    kernel,
+                    true,
                     move |w| {
                         let mine = mine;
                         let (right, waiting) = mine.0;
@@ -74,7 +83,6 @@ where
                         piece(w, lp, lo, None, blocks)
                     },
                 );
-                return kernel.combine(l, r);
             }
         }
         let n = blocks.next(len);

@@ -151,9 +151,12 @@ pub trait Kernel<T>: Sync {
     /// still combine in index order, so the result is the same either way.
     const FROM_BACK: bool = false;
     /// Whether the kernel may decide before it has seen every item (`find_*`, `any`,
-    /// `all`, `try_*`): an adapter that holds items back until its piece ends (`fold`)
-    /// then hands them on after each block, so that the search can stop early.
+    /// `all`, `try_*`).
     const SEARCH: bool = false;
+    /// Whether the loop is cut into a few pieces up front (twice the workers, as rayon
+    /// starts): where a search waits behind an adapter that holds its items until its
+    /// piece ends (`fold`), so that a piece ends early and the search can stop.
+    const EAGER: bool = false;
     /// Whether a piece folded from its start needs no more of its items: none after them
     /// can change its output (rayon's `Folder::full`; `find_first` after its find). The
     /// piece stops there. Not asked where `FROM_BACK` holds.
@@ -172,6 +175,7 @@ pub trait Kernel<T>: Sync {
 impl<T, K: Kernel<T>> Kernel<T> for &K {
     const FROM_BACK: bool = K::FROM_BACK;
     const SEARCH: bool = K::SEARCH;
+    const EAGER: bool = K::EAGER;
     fn full(&self, acc: &K::Acc) -> bool {
         (**self).full(acc)
     }
@@ -318,27 +322,86 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    bounded(w, &Loop::new(kernel), producer)
+    let cap = eager_cap::<P, K>(w, &producer);
+    bounded(w, &Loop::new(kernel), producer, cap)
 }
 
-/// Halves a part longer than `with_max_len` allows until no piece is, as rayon does:
-/// the upper halves are pushed for thieves, and each piece (a `fold`'s partial, a
+/// The most items a piece of a loop starts with: a share of twice the workers where
+/// `Kernel::EAGER` asks for pieces up front, else no bound.
+pub(super) fn eager_cap<P: Producer, K: Kernel<P::Item>>(w: &Worker, p: &P) -> usize {
+    if K::EAGER {
+        p.len().div_ceil(2 * w.workers()).max(1)
+    } else {
+        usize::MAX
+    }
+}
+
+/// Halves a part longer than `with_max_len` (or `cap`) allows until no piece is, as rayon
+/// does: the upper halves are pushed for thieves, and each piece (a `fold`'s partial, a
 /// `map_init`'s state) holds at most that many items, or fewer than twice
 /// `with_min_len`.
-fn bounded<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P) -> K::Output
+fn bounded<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P, cap: usize) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
 {
     let len = p.len();
     let (min, max) = len_bounds(&p);
-    if len > max && len / 2 >= min {
+    if len > max.min(cap) && len / 2 >= min {
         let (lo, hi) = p.split_at(len / 2);
-        let (l, r) = w.join(|w| bounded(w, lp, lo), |w| bounded(w, lp, hi));
-        return lp.kernel.combine(l, r);
+        return join_parts(
+            w,
+            lp.kernel,
+            false,
+            |w| bounded(w, lp, lo, cap),
+            |w| bounded(w, lp, hi, cap),
+        );
     }
     let blocks = Blocks::new(&p);
     piece(w, lp, p, lp.kernel.start(), blocks)
+}
+
+/// Joins two adjacent parts of a loop, `first` run here and `then` pushed, and combines
+/// them in index order: `first` is the lower part, or the upper one if `back` (a loop
+/// folded from its end). If `first`'s output decides (`Kernel::output_full`), `then`
+/// does not run unless a thief has already taken it: its items cannot change the result
+/// (rayon's `find_first` skips such parts too).
+pub(super) fn join_parts<T, K, A, B>(
+    w: &Worker,
+    kernel: &K,
+    back: bool,
+    first: A,
+    then: B,
+) -> K::Output
+where
+    K: Kernel<T>,
+    A: FnOnce(&Worker) -> K::Output + Send,
+    B: FnOnce(&Worker) -> K::Output + Send,
+{
+    let decided = AtomicBool::new(false);
+    let (a, b) = w.join(
+        |w| {
+            let a = first(w);
+            // A kernel's `output_full` speaks of the side it folds towards; a loop that
+            // cannot be folded from its end runs forward even where `FROM_BACK` asks.
+            if (back || !K::FROM_BACK) && kernel.output_full(&a) {
+                decided.store(true, Relaxed);
+            }
+            a
+        },
+        |w| {
+            if decided.load(Relaxed) {
+                kernel.finish(kernel.start())
+            } else {
+                then(w)
+            }
+        },
+    );
+    if back {
+        kernel.combine(b, a)
+    } else {
+        kernel.combine(a, b)
+    }
 }
 
 /// One running loop: what its pieces share.
@@ -480,7 +543,10 @@ where
     }
     let (lo, hi) = p.split_at(len - (len / ways).max(min));
     let rest = Here((acc, waiting));
-    let (l, r) = w.join(
+    join_parts(
+        w,
+        lp.kernel,
+        false,
         move |w| {
             let rest = rest;
             let (acc, waiting) = rest.0;
@@ -490,8 +556,7 @@ where
             let blocks = Blocks::new(&hi);
             piece(w, lp, hi, lp.kernel.start(), blocks)
         },
-    );
-    lp.kernel.combine(l, r)
+    )
 }
 
 /// A value that stays on its thread although the closure holding it must be `Send`.

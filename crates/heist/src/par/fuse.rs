@@ -62,6 +62,7 @@ impl<T, K: Kernel<T>> Kernel<T> for FuseKernel<'_, K> {
     }
     const FROM_BACK: bool = K::FROM_BACK;
     const SEARCH: bool = K::SEARCH;
+    const EAGER: bool = K::EAGER;
     fn full(&self, acc: &K::Acc) -> bool {
         self.inner.full(acc)
     }

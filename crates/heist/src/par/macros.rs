@@ -2,8 +2,17 @@
 
 /// The `combine`, `done` and the early stops of a kernel adapter whose output is its
 /// `inner` kernel's: those of `inner`. Its own `full` asks `inner` about the part of its
-/// accumulator that `$inner_acc` picks out (`|acc| acc` if it is the whole).
+/// accumulator that `$inner_acc` picks out (`|acc| acc` if it is the whole). An adapter
+/// that `holds` its items until its piece ends (`fold`) asks for eager pieces before a
+/// search (`Kernel::EAGER`).
 macro_rules! combine_and_done {
+    (holds |$acc:ident| $inner_acc:expr) => {
+        combine_and_done!(@common);
+        fn full(&self, $acc: &Self::Acc) -> bool {
+            self.inner.full($inner_acc)
+        }
+        const EAGER: bool = K::SEARCH || K::EAGER;
+    };
     (|$acc:ident| $inner_acc:expr) => {
         combine_and_done!();
         fn full(&self, $acc: &Self::Acc) -> bool {
@@ -11,6 +20,10 @@ macro_rules! combine_and_done {
         }
     };
     () => {
+        combine_and_done!(@common);
+        const EAGER: bool = K::EAGER;
+    };
+    (@common) => {
         fn combine(&self, l: K::Output, r: K::Output) -> K::Output {
             self.inner.combine(l, r)
         }
@@ -57,6 +70,7 @@ macro_rules! kernel_adapter {
             }
             const FROM_BACK: bool = K::FROM_BACK;
             const SEARCH: bool = K::SEARCH;
+            const EAGER: bool = K::EAGER;
             fn full(&self, acc: &K::Acc) -> bool {
                 self.inner.full(acc)
             }

@@ -264,7 +264,8 @@ where
 
 /// The kernel of `fold`: each piece folds its items from `identity()` and passes the
 /// one partial on to the inner kernel when it ends. Before a search (`find_any`, ...),
-/// which may stop once it has seen a partial, each block passes its own partial on.
+/// which may stop once it has seen a partial, the loop is cut into a few pieces up front
+/// (`Kernel::EAGER`), so that one ends early.
 pub(crate) struct FoldKernel<K, ID, F> {
     inner: K,
     identity: ID,
@@ -277,25 +278,18 @@ where
     ID: Identity,
     F: Fn(ID::Out, T) -> ID::Out + Sync,
 {
-    /// The partial not yet passed on (the identity until a block is folded), and the
-    /// inner accumulator.
-    type Acc = (Option<ID::Out>, K::Acc);
+    type Acc = (ID::Out, K::Acc);
     type Output = K::Output;
     fn start(&self) -> Self::Acc {
-        (Some(self.identity.make()), self.inner.start())
+        (self.identity.make(), self.inner.start())
     }
     fn fold<I: Iterator<Item = T>>(&self, (u, acc): Self::Acc, items: I) -> Self::Acc {
-        let u = items.fold(u.unwrap_or_else(|| self.identity.make()), &self.f);
-        if K::SEARCH {
-            (None, self.inner.fold(acc, std::iter::once(u)))
-        } else {
-            (Some(u), acc)
-        }
+        (items.fold(u, &self.f), acc)
     }
     fn finish(&self, (u, acc): Self::Acc) -> K::Output {
-        self.inner.finish(self.inner.fold(acc, u.into_iter()))
+        self.inner.finish(self.inner.fold(acc, std::iter::once(u)))
     }
-    combine_and_done!(|acc| &acc.1);
+    combine_and_done!(holds |acc| &acc.1);
 }
 
 adapter_struct!(
@@ -380,7 +374,7 @@ where
         };
         self.inner.finish(self.inner.fold(acc, std::iter::once(r)))
     }
-    combine_and_done!(|acc| &acc.1);
+    combine_and_done!(holds |acc| &acc.1);
 }
 
 adapter_struct!(

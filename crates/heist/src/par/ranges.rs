@@ -6,7 +6,9 @@
 
 use super::driver::{bridge_exact, IndexedProducer, Kernel, Producer};
 use super::into::IntoParallelIterator;
-use super::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
+use super::traits::{
+    AsIndexed, Bridge, IndexedOrNot, IndexedParallelIterator, ParallelIterator, ProducerCallback,
+};
 use std::ops::{Range, RangeInclusive};
 
 /// A parallel iterator over a range, `a..b` or `a..=b`, of integers or `char`s (rayon's
@@ -18,14 +20,89 @@ pub struct RangeIter<T> {
     inclusive: bool,
 }
 
-// One impl for all item types, as rayon has, so that an integer literal's type is
-// inferred from the items a range must give (as in `x.chain(0..9)`).
+/// The item types of ranges, sealed: each says how its ranges are driven.
+mod sealed {
+    use super::super::driver::Kernel;
+    use super::super::traits::{IndexedOrNot, ProducerCallback};
+    use super::RangeIter;
+
+    /// An item type of [`RangeIter`]: integers and `char`.
+    pub trait RangeItem: Sized + Send {
+        fn drive<K: Kernel<Self>>(r: RangeIter<Self>, kernel: K) -> K::Output;
+        fn opt_len(r: &RangeIter<Self>) -> Option<usize>;
+        fn with_producer_or_self<CB: IndexedOrNot<Self>>(r: RangeIter<Self>, cb: CB)
+            -> CB::Output;
+    }
+
+    /// An item type whose ranges are indexed (all but the 128-bit integers).
+    pub trait IndexedRangeItem: RangeItem {
+        fn len(r: &RangeIter<Self>) -> usize;
+        fn with_producer<CB: ProducerCallback<Self>>(r: RangeIter<Self>, cb: CB) -> CB::Output;
+    }
+}
+
+use sealed::{IndexedRangeItem, RangeItem};
+
+// One impl of each trait for all item types, as rayon has, so that an integer literal's
+// type is inferred from the items a range must give (as in `x.chain(0..9)`, or
+// `(0..10).into_par_iter().sum::<usize>()`).
+impl<T: RangeItem> ParallelIterator for RangeIter<T> {
+    type Item = T;
+    fn drive<K: Kernel<T>>(self, kernel: K) -> K::Output {
+        T::drive(self, kernel)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        T::opt_len(self)
+    }
+    fn with_producer_or_self<CB: IndexedOrNot<T>>(self, cb: CB) -> CB::Output {
+        T::with_producer_or_self(self, cb)
+    }
+}
+
+impl<T: IndexedRangeItem> IndexedParallelIterator for RangeIter<T> {
+    fn len(&self) -> usize {
+        T::len(self)
+    }
+    fn with_producer<CB: ProducerCallback<T>>(self, cb: CB) -> CB::Output {
+        T::with_producer(self, cb)
+    }
+}
+
+/// The sealed traits of an indexed range item type, from its `len_` and `producer`.
+macro_rules! indexed_item {
+    ($t:ty) => {
+        impl RangeItem for $t {
+            fn drive<K: Kernel<$t>>(r: RangeIter<$t>, kernel: K) -> K::Output {
+                r.with_producer(Bridge(kernel))
+            }
+            fn opt_len(r: &RangeIter<$t>) -> Option<usize> {
+                Some(r.len_())
+            }
+            fn with_producer_or_self<CB: IndexedOrNot<$t>>(
+                r: RangeIter<$t>,
+                cb: CB,
+            ) -> CB::Output {
+                r.with_producer(AsIndexed(cb))
+            }
+        }
+
+        impl IndexedRangeItem for $t {
+            fn len(r: &RangeIter<$t>) -> usize {
+                r.len_()
+            }
+            fn with_producer<CB: ProducerCallback<$t>>(r: RangeIter<$t>, cb: CB) -> CB::Output {
+                cb.callback(r.producer())
+            }
+        }
+    };
+}
+
 impl<T: Send> IntoParallelIterator for Range<T>
 where
-    RangeIter<T>: ParallelIterator<Item = T>,
+    RangeIter<T>: ParallelIterator,
 {
     type Iter = RangeIter<T>;
-    type Item = T;
+    type Item = <RangeIter<T> as ParallelIterator>::Item;
     fn into_par_iter(self) -> RangeIter<T> {
         RangeIter {
             start: self.start,
@@ -37,10 +114,10 @@ where
 
 impl<T: Send + PartialOrd> IntoParallelIterator for RangeInclusive<T>
 where
-    RangeIter<T>: ParallelIterator<Item = T>,
+    RangeIter<T>: ParallelIterator,
 {
     type Iter = RangeIter<T>;
-    type Item = T;
+    type Item = <RangeIter<T> as ParallelIterator>::Item;
     fn into_par_iter(self) -> RangeIter<T> {
         // An exhausted range says so only through `is_empty`.
         let inclusive = !self.is_empty();
@@ -85,7 +162,7 @@ macro_rules! int_range {
             }
         }
 
-        source!([] RangeIter<$t>, Item = $t);
+        indexed_item!($t);
 
         impl Producer for RangeProducer<$t> {
             type Item = $t;
@@ -185,7 +262,7 @@ impl RangeIter<char> {
     }
 }
 
-source!([] RangeIter<char>, Item = char);
+indexed_item!(char);
 
 /// The producer of a `char` range: a range of indices among all `char`s, which skip
 /// the surrogates.
@@ -228,14 +305,19 @@ macro_rules! wide_range {
             }
         }
 
-        impl ParallelIterator for RangeIter<$t> {
-            type Item = $t;
-            fn drive<K: Kernel<$t>>(self, kernel: K) -> K::Output {
-                bridge_exact(self.producer(), &kernel)
+        impl RangeItem for $t {
+            fn drive<K: Kernel<$t>>(r: RangeIter<$t>, kernel: K) -> K::Output {
+                bridge_exact(r.producer(), &kernel)
             }
-            fn opt_len(&self) -> Option<usize> {
-                let p = self.clone().producer();
+            fn opt_len(r: &RangeIter<$t>) -> Option<usize> {
+                let p = r.clone().producer();
                 p.0.map_or(Some(0), |(a, b)| usize::try_from(b.abs_diff(a)).ok()?.checked_add(1))
+            }
+            fn with_producer_or_self<CB: IndexedOrNot<$t>>(
+                r: RangeIter<$t>,
+                cb: CB,
+            ) -> CB::Output {
+                cb.unindexed(r)
             }
         }
 
