@@ -65,10 +65,6 @@ pub enum BuildError {
     Spawn(String),
     /// rayon's `use_current_thread` on a thread that is already a worker of a pool.
     CurrentThreadInPool,
-    /// rayon's `use_current_thread` with the relay scheduler, whose workers answer steal
-    /// requests at their pushes and pops: the calling thread makes none between heist's
-    /// calls.
-    AdoptedUnderRelay,
 }
 
 impl fmt::Display for BuildError {
@@ -97,10 +93,7 @@ impl fmt::Display for BuildError {
             BuildError::CurrentThreadInPool => {
                 f.write_str("The current thread is already part of another thread pool.")
             }
-            BuildError::AdoptedUnderRelay => f.write_str(
-                "use_current_thread needs the Lace scheduler: under relay the calling thread \
-                 would not answer steal requests between heist's calls",
-            ),
+
         }
     }
 }
@@ -247,9 +240,9 @@ impl PoolBuilder {
         if self.adopt && worker::is_worker() {
             return Err(BuildError::CurrentThreadInPool);
         }
-        if self.adopt && scheduler == Scheduler::Relay {
-            return Err(BuildError::AdoptedUnderRelay);
-        }
+        // A relay worker answers steal requests at its pushes and pops, which an adopted
+        // thread makes only inside heist's calls: under relay every worker is started.
+        let adopt = self.adopt && scheduler == Scheduler::Lace;
         let mut registry = Registry::new(workers, scheduler, self.capacity);
         registry.detached.handler = self.panic_handler.take();
         registry.lifecycle = std::mem::take(&mut threads.lifecycle);
@@ -259,7 +252,7 @@ impl PoolBuilder {
             threads: Vec::with_capacity(workers),
         };
         // An adopted worker 0 starts no thread (see `worker::adopt`).
-        for i in usize::from(self.adopt)..workers {
+        for i in usize::from(adopt)..workers {
             let name = self.name.as_mut().map(|f| f(i));
             let r = Arc::clone(&registry);
             let pin = self.pin;
@@ -276,7 +269,7 @@ impl PoolBuilder {
         }
         let threads = mem::take(&mut started.threads);
         mem::forget(started);
-        if self.adopt {
+        if adopt {
             worker::adopt(&registry, 0);
         }
         Ok(Pool {

@@ -255,9 +255,12 @@ impl<S> ThreadPoolBuilder<S> {
     /// worker of this pool for the rest of its life, even after the pool is dropped (the
     /// pool's shared state is then never freed).
     ///
+    /// **Difference from rayon:** under the relay scheduler, whose workers must answer
+    /// steal requests between calls, the pool starts all `num_threads` workers itself
+    /// instead, and the calling thread stays outside it.
+    ///
     /// # Errors
-    /// `build` fails if the calling thread is already a worker of a pool, or (heist only)
-    /// under the relay scheduler, whose workers must answer steal requests between calls.
+    /// `build` fails if the calling thread is already a worker of a pool.
     pub fn use_current_thread(mut self) -> Self {
         self.use_current_thread = true;
         self
