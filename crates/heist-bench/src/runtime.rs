@@ -124,7 +124,9 @@ fn caller_helps() -> Result<bool, String> {
     match std::env::var("HEIST_BENCH_CALLER_HELPS").as_deref() {
         Err(_) | Ok("0") => Ok(false),
         Ok("1") => Ok(true),
-        Ok(v) => Err(format!("HEIST_BENCH_CALLER_HELPS must be 0 or 1, got {v:?}")),
+        Ok(v) => Err(format!(
+            "HEIST_BENCH_CALLER_HELPS must be 0 or 1, got {v:?}"
+        )),
     }
 }
 

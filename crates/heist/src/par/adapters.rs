@@ -414,7 +414,7 @@ where
         let mut done = acc;
         // Folded from its start, a piece stops at a nested loop that decides it
         // (`find_first`); one folded from its end needs each block whole.
-        while !(done.as_ref().is_some_and(|d| self.inner.output_full(d)) && !K::FROM_BACK) {
+        while K::FROM_BACK || !done.as_ref().is_some_and(|d| self.inner.output_full(d)) {
             let Some(x) = items.next() else { break };
             let nested = (self.f)(x).into_par_iter().drive(&self.inner);
             done = Some(match done {

@@ -7,38 +7,16 @@
 //! pieces and blocks still combine in index order.
 
 use super::demand::split_demanded;
-use super::driver::{eager_cap, join_parts, len_bounds, thieves, Here, Kernel, Loop, Producer};
+use super::driver::{join_parts, thieves, Here, Kernel, Loop, Producer};
 use super::pace::{Blocks, MIN_SPLIT};
 use crate::worker::Worker;
 
-/// Runs `kernel` over `producer` from its end, with `w` as the owner of the first piece.
-pub(super) fn run<P, K>(w: &Worker, producer: P, kernel: &K) -> K::Output
+/// Runs one piece of a loop, from its end (what `driver::bounded` calls its leaf).
+pub(super) fn leaf<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    let cap = eager_cap::<P, K>(w, &producer);
-    bounded(w, &Loop::new(kernel), producer, cap)
-}
-
-/// Halves parts longer than `with_max_len` (or `cap`) allows, the upper half first.
-fn bounded<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P, cap: usize) -> K::Output
-where
-    P: Producer,
-    K: Kernel<P::Item>,
-{
-    let len = p.len();
-    let (min, max) = len_bounds(&p);
-    if len > max.min(cap) && len / 2 >= min {
-        let (lo, hi) = p.split_at(len / 2);
-        return join_parts(
-            w,
-            lp.kernel,
-            true,
-            |w| bounded(w, lp, hi, cap),
-            |w| bounded(w, lp, lo, cap),
-        );
-    }
     let blocks = Blocks::new(&p);
     piece(w, lp, p, None, blocks)
 }

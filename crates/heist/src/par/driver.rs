@@ -253,7 +253,15 @@ where
     K: Kernel<P::Item>,
 {
     if back {
-        super::back::run(w, producer, kernel)
+        let cap = eager_cap::<P, K>(w, &producer);
+        bounded(
+            w,
+            &Loop::new(kernel),
+            producer,
+            cap,
+            true,
+            &super::back::leaf,
+        )
     } else {
         run(w, producer, kernel)
     }
@@ -323,12 +331,16 @@ where
     K: Kernel<P::Item>,
 {
     let cap = eager_cap::<P, K>(w, &producer);
-    bounded(w, &Loop::new(kernel), producer, cap)
+    let leaf = |w: &Worker, lp: &Loop<'_, K>, p: P| {
+        let blocks = Blocks::new(&p);
+        piece(w, lp, p, lp.kernel.start(), blocks)
+    };
+    bounded(w, &Loop::new(kernel), producer, cap, false, &leaf)
 }
 
 /// The most items a piece of a loop starts with: a share of twice the workers where
 /// `Kernel::EAGER` asks for pieces up front, else no bound.
-pub(super) fn eager_cap<P: Producer, K: Kernel<P::Item>>(w: &Worker, p: &P) -> usize {
+fn eager_cap<P: Producer, K: Kernel<P::Item>>(w: &Worker, p: &P) -> usize {
     if K::EAGER {
         p.len().div_ceil(2 * w.workers()).max(1)
     } else {
@@ -337,28 +349,37 @@ pub(super) fn eager_cap<P: Producer, K: Kernel<P::Item>>(w: &Worker, p: &P) -> u
 }
 
 /// Halves a part longer than `with_max_len` (or `cap`) allows until no piece is, as rayon
-/// does: the upper halves are pushed for thieves, and each piece (a `fold`'s partial, a
+/// does, and runs each piece with `leaf`: the other halves are pushed for thieves (the
+/// upper ones, or the lower ones if `back`), and each piece (a `fold`'s partial, a
 /// `map_init`'s state) holds at most that many items, or fewer than twice
 /// `with_min_len`.
-fn bounded<P, K>(w: &Worker, lp: &Loop<'_, K>, p: P, cap: usize) -> K::Output
+fn bounded<P, K, L>(
+    w: &Worker,
+    lp: &Loop<'_, K>,
+    p: P,
+    cap: usize,
+    back: bool,
+    leaf: &L,
+) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
+    L: Fn(&Worker, &Loop<'_, K>, P) -> K::Output + Sync,
 {
     let len = p.len();
     let (min, max) = len_bounds(&p);
-    if len > max.min(cap) && len / 2 >= min {
-        let (lo, hi) = p.split_at(len / 2);
-        return join_parts(
-            w,
-            lp.kernel,
-            false,
-            |w| bounded(w, lp, lo, cap),
-            |w| bounded(w, lp, hi, cap),
-        );
+    if len <= max.min(cap) || len / 2 < min {
+        return leaf(w, lp, p);
     }
-    let blocks = Blocks::new(&p);
-    piece(w, lp, p, lp.kernel.start(), blocks)
+    let (lo, hi) = p.split_at(len / 2);
+    let (first, then) = if back { (hi, lo) } else { (lo, hi) };
+    join_parts(
+        w,
+        lp.kernel,
+        back,
+        |w| bounded(w, lp, first, cap, back, leaf),
+        |w| bounded(w, lp, then, cap, back, leaf),
+    )
 }
 
 /// Joins two adjacent parts of a loop, `first` run here and `then` pushed, and combines

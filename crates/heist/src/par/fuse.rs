@@ -60,15 +60,7 @@ impl<T, K: Kernel<T>> Kernel<T> for FuseKernel<'_, K> {
     fn done(&self) -> bool {
         self.fuse.load(Relaxed) || self.inner.done()
     }
-    const FROM_BACK: bool = K::FROM_BACK;
-    const SEARCH: bool = K::SEARCH;
-    const EAGER: bool = K::EAGER;
-    fn full(&self, acc: &K::Acc) -> bool {
-        self.inner.full(acc)
-    }
-    fn output_full(&self, out: &K::Output) -> bool {
-        self.inner.output_full(out)
-    }
+    inner_stops!();
 }
 
 /// An iterator seen through a fuse, for the unindexed path (`with_producer_or_self`).
@@ -98,8 +90,7 @@ impl<I: ParallelIterator> ParallelIterator for PanicFuse<I> {
     }
     fn with_producer_or_self<CB: IndexedOrNot<I::Item>>(self, cb: CB) -> CB::Output {
         let fuse = AtomicBool::new(false);
-        self.base
-            .with_producer_or_self(FuseOrNot { cb, fuse: &fuse })
+        self.base.with_producer_or_self(Fuse { cb, fuse: &fuse })
     }
 }
 
@@ -109,43 +100,34 @@ impl<I: IndexedParallelIterator> IndexedParallelIterator for PanicFuse<I> {
     }
     fn with_producer<CB: ProducerCallback<I::Item>>(self, cb: CB) -> CB::Output {
         let fuse = AtomicBool::new(false);
-        self.base.with_producer(FuseCallback { cb, fuse: &fuse })
+        self.base.with_producer(Fuse { cb, fuse: &fuse })
     }
 }
 
-struct FuseCallback<'f, CB> {
+/// Hands on a producer seen through a fuse, for both `with_producer` and
+/// `with_producer_or_self` (an unindexed iterator goes on through [`Fused`]).
+struct Fuse<'f, CB> {
     cb: CB,
     fuse: &'f AtomicBool,
 }
 
-impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for FuseCallback<'_, CB> {
+impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for Fuse<'_, CB> {
     type Output = CB::Output;
     fn callback<P: IndexedProducer<Item = T>>(self, base: P) -> CB::Output {
-        self.cb.callback(FuseProducer {
-            base,
-            fuse: self.fuse,
-        })
+        let fuse = self.fuse;
+        self.cb.callback(FuseProducer { base, fuse })
     }
 }
 
-struct FuseOrNot<'f, CB> {
-    cb: CB,
-    fuse: &'f AtomicBool,
-}
-
-impl<T, CB: IndexedOrNot<T>> IndexedOrNot<T> for FuseOrNot<'_, CB> {
+impl<T, CB: IndexedOrNot<T>> IndexedOrNot<T> for Fuse<'_, CB> {
     type Output = CB::Output;
     fn indexed<P: IndexedProducer<Item = T>>(self, base: P) -> CB::Output {
-        self.cb.indexed(FuseProducer {
-            base,
-            fuse: self.fuse,
-        })
+        let fuse = self.fuse;
+        self.cb.indexed(FuseProducer { base, fuse })
     }
     fn unindexed<I: ParallelIterator<Item = T>>(self, base: I) -> CB::Output {
-        self.cb.unindexed(Fused {
-            base,
-            fuse: self.fuse,
-        })
+        let fuse = self.fuse;
+        self.cb.unindexed(Fused { base, fuse })
     }
 }
 

@@ -68,15 +68,23 @@ macro_rules! kernel_adapter {
             fn done(&self) -> bool {
                 self.inner.done() $(|| { let $ds = self; $done })?
             }
-            const FROM_BACK: bool = K::FROM_BACK;
-            const SEARCH: bool = K::SEARCH;
-            const EAGER: bool = K::EAGER;
-            fn full(&self, acc: &K::Acc) -> bool {
-                self.inner.full(acc)
-            }
-            fn output_full(&self, out: &K::Output) -> bool {
-                self.inner.output_full(out)
-            }
+            inner_stops!();
+        }
+    };
+}
+
+/// The early stops of a kernel adapter whose accumulator and output are its `inner`
+/// kernel's: `inner`'s.
+macro_rules! inner_stops {
+    () => {
+        const FROM_BACK: bool = K::FROM_BACK;
+        const SEARCH: bool = K::SEARCH;
+        const EAGER: bool = K::EAGER;
+        fn full(&self, acc: &K::Acc) -> bool {
+            self.inner.full(acc)
+        }
+        fn output_full(&self, out: &K::Output) -> bool {
+            self.inner.output_full(out)
         }
     };
 }

@@ -289,7 +289,7 @@ where
     fn finish(&self, (u, acc): Self::Acc) -> K::Output {
         self.inner.finish(self.inner.fold(acc, std::iter::once(u)))
     }
-    combine_and_done!(holds |acc| &acc.1);
+    combine_and_done!(holds | acc | &acc.1);
 }
 
 adapter_struct!(
@@ -374,7 +374,7 @@ where
         };
         self.inner.finish(self.inner.fold(acc, std::iter::once(r)))
     }
-    combine_and_done!(holds |acc| &acc.1);
+    combine_and_done!(holds | acc | &acc.1);
 }
 
 adapter_struct!(

@@ -30,8 +30,7 @@ mod sealed {
     pub trait RangeItem: Sized + Send {
         fn drive<K: Kernel<Self>>(r: RangeIter<Self>, kernel: K) -> K::Output;
         fn opt_len(r: &RangeIter<Self>) -> Option<usize>;
-        fn with_producer_or_self<CB: IndexedOrNot<Self>>(r: RangeIter<Self>, cb: CB)
-            -> CB::Output;
+        fn with_producer_or_self<CB: IndexedOrNot<Self>>(r: RangeIter<Self>, cb: CB) -> CB::Output;
     }
 
     /// An item type whose ranges are indexed (all but the 128-bit integers).
@@ -78,10 +77,7 @@ macro_rules! indexed_item {
             fn opt_len(r: &RangeIter<$t>) -> Option<usize> {
                 Some(r.len_())
             }
-            fn with_producer_or_self<CB: IndexedOrNot<$t>>(
-                r: RangeIter<$t>,
-                cb: CB,
-            ) -> CB::Output {
+            fn with_producer_or_self<CB: IndexedOrNot<$t>>(r: RangeIter<$t>, cb: CB) -> CB::Output {
                 r.with_producer(AsIndexed(cb))
             }
         }
