@@ -93,7 +93,6 @@ impl fmt::Display for BuildError {
             BuildError::CurrentThreadInPool => {
                 f.write_str("The current thread is already part of another thread pool.")
             }
-
         }
     }
 }
