@@ -7,10 +7,57 @@ use crate::runtime::{Runtime, RuntimeKind};
 pub enum SizeClass {
     /// Milliseconds; used by `cargo test`.
     Test,
-    /// About 0.1–0.5 s sequential; the default suite.
+    /// About 5–80 ms sequential: the default suite, every kernel within 3 minutes.
+    Small,
+    /// About 0.1–0.5 s sequential; the default of `run`.
     Quick,
     /// The papers' settings, seconds.
     Full,
+}
+
+impl SizeClass {
+    /// Every class, smallest first.
+    pub const ALL: [SizeClass; 4] = [
+        SizeClass::Test,
+        SizeClass::Small,
+        SizeClass::Quick,
+        SizeClass::Full,
+    ];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SizeClass::Test => "test",
+            SizeClass::Small => "small",
+            SizeClass::Quick => "quick",
+            SizeClass::Full => "full",
+        }
+    }
+}
+
+/// A kernel's size string for each [`SizeClass`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sizes {
+    /// [`SizeClass::Test`].
+    pub test: &'static str,
+    /// [`SizeClass::Small`].
+    pub small: &'static str,
+    /// [`SizeClass::Quick`].
+    pub quick: &'static str,
+    /// [`SizeClass::Full`].
+    pub full: &'static str,
+}
+
+impl Sizes {
+    /// The size string of `class`.
+    pub fn of(&self, class: SizeClass) -> &'static str {
+        match class {
+            SizeClass::Test => self.test,
+            SizeClass::Small => self.small,
+            SizeClass::Quick => self.quick,
+            SizeClass::Full => self.full,
+        }
+    }
 }
 
 /// One kernel of the catalogue.
@@ -19,8 +66,13 @@ pub trait Bench: Sync {
     fn name(&self) -> &'static str;
     /// One line: what it computes.
     fn about(&self) -> &'static str;
-    /// The size string of a named size class (e.g. `"36"` for fib quick, `"T3"` for uts).
-    fn size(&self, class: SizeClass) -> &'static str;
+    /// The size strings of the named size classes (e.g. `"36"` for fib quick, `"T3"` for
+    /// uts).
+    fn sizes(&self) -> Sizes;
+    /// The size string of `class`.
+    fn size(&self, class: SizeClass) -> &'static str {
+        self.sizes().of(class)
+    }
     /// Whether it can run on `kind` (a kernel that cannot be expressed there says so).
     fn supports(&self, kind: RuntimeKind) -> bool {
         !kind.opt_in()
@@ -131,6 +183,31 @@ pub fn verify_eq<T: PartialEq + std::fmt::Display>(
             Err(format!("{what} = {got}, expected {expected}"))
         }
     })
+}
+
+/// Test scaffolding for a kernel's verification: `inst` must fail to verify before its
+/// first run; then, for each of `corruptions`, a reset and a run on a `kind` runtime of
+/// 2 workers (1 for `seq`) must verify, and the same result corrupted must not.
+#[cfg(test)]
+pub(crate) fn check_catches<I: Instance>(
+    kind: crate::runtime::RuntimeKind,
+    inst: &mut I,
+    corruptions: &[&dyn Fn(&mut I)],
+) {
+    let workers = if kind == crate::runtime::RuntimeKind::Seq {
+        1
+    } else {
+        2
+    };
+    let rt = Runtime::new(kind, workers).expect("the runtime starts");
+    assert!(inst.verify().is_err(), "verifies before its first run");
+    for (i, corrupt) in corruptions.iter().enumerate() {
+        inst.reset();
+        inst.run(&rt);
+        assert_eq!(inst.verify(), Ok(()), "before corruption {i}");
+        corrupt(inst);
+        assert!(inst.verify().is_err(), "corruption {i} verifies");
+    }
 }
 
 #[cfg(test)]

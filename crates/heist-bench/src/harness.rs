@@ -8,6 +8,7 @@
 
 use crate::bench::{Bench, Instance, SizeClass};
 use crate::runtime::{Runtime, RuntimeKind};
+use crate::summary::{fmt_ratio, fmt_spread, fmt_time, Summary};
 use serde::Serialize;
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
@@ -29,7 +30,7 @@ pub struct Options {
 /// A `--size` argument: a named class, or a value handed to the kernel as is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SizeArg {
-    /// `test`, `quick` or `full`.
+    /// `test`, `small`, `quick` or `full`.
     Class(SizeClass),
     /// Anything else, e.g. `30` for fib.
     Value(String),
@@ -38,13 +39,13 @@ pub enum SizeArg {
 impl SizeArg {
     /// Parses a `--size` argument; only the empty string is rejected.
     pub fn parse(s: &str) -> Result<SizeArg, String> {
-        Ok(match s {
-            "" => return Err("empty size".into()),
-            "test" => SizeArg::Class(SizeClass::Test),
-            "quick" => SizeArg::Class(SizeClass::Quick),
-            "full" => SizeArg::Class(SizeClass::Full),
-            v => SizeArg::Value(v.to_string()),
-        })
+        if s.is_empty() {
+            return Err("empty size".into());
+        }
+        Ok(SizeClass::ALL
+            .into_iter()
+            .find(|c| c.name() == s)
+            .map_or_else(|| SizeArg::Value(s.to_string()), SizeArg::Class))
     }
 
     /// The size string `bench` is built with.
@@ -53,36 +54,6 @@ impl SizeArg {
             SizeArg::Class(c) => bench.size(*c).to_string(),
             SizeArg::Value(v) => v.clone(),
         }
-    }
-}
-
-/// Median, minimum and maximum of a set of times, in seconds.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Summary {
-    /// The median (the mean of the two middle values for an even count).
-    pub median: f64,
-    /// The fastest time.
-    pub min: f64,
-    /// The slowest time.
-    pub max: f64,
-}
-
-impl Summary {
-    /// Summarises `times`; `None` when it is empty.
-    pub fn of(times: &[f64]) -> Option<Summary> {
-        let mut v = times.to_vec();
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        let median = match n {
-            0 => return None,
-            _ if n % 2 == 1 => v[n / 2],
-            _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-        };
-        Some(Summary {
-            median,
-            min: v[0],
-            max: v[n - 1],
-        })
     }
 }
 
@@ -317,6 +288,11 @@ pub struct RuntimeResult {
     pub min_s: Option<f64>,
     /// Slowest timed run.
     pub max_s: Option<f64>,
+    /// The 95 % confidence interval of the median (order statistics; from 6 runs on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci95_s: Option<(f64, f64)>,
+    /// Seconds of every timed run, in run order.
+    pub samples_s: Vec<f64>,
     /// Timed runs completed.
     pub runs: usize,
     /// Whether every timed run completed and verified.
@@ -339,6 +315,15 @@ pub struct RuntimeResult {
     /// KiB.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_rss_growth_kib: Option<u64>,
+}
+
+impl RuntimeResult {
+    /// The `±` column: the median's confidence interval (or min–max) relative to it.
+    pub fn spread(&self) -> Option<f64> {
+        let median = self.median_s?;
+        let (lo, hi) = self.ci95_s.or(self.min_s.zip(self.max_s))?;
+        Some((median - lo).max(hi - median) / median)
+    }
 }
 
 /// The report of one benchmark: the JSON object of `run --json`.
@@ -419,6 +404,8 @@ fn result_row(m: &Measured, seq: Option<f64>, rayon: Option<f64>) -> RuntimeResu
         median_s: median,
         min_s: s.map(|s| s.min),
         max_s: s.map(|s| s.max),
+        ci95_s: s.and_then(|s| s.ci),
+        samples_s: m.times.clone(),
         runs: m.times.len(),
         verified: m.error.is_none() && !m.times.is_empty(),
         error: m.error.clone(),
@@ -428,23 +415,6 @@ fn result_row(m: &Measured, seq: Option<f64>, rayon: Option<f64>) -> RuntimeResu
         max_len_sweep: m.sweep.clone(),
         peak_rss_growth_kib: m.rss_growth_kib,
     }
-}
-
-/// Formats seconds with four significant digits (`-` for none).
-pub fn fmt_secs(s: Option<f64>) -> String {
-    match s {
-        Some(v) if v > 0.0 && v.is_finite() => {
-            let decimals = (3 - v.log10().floor() as i32).clamp(0, 9) as usize;
-            format!("{v:.decimals$}")
-        }
-        Some(v) => format!("{v}"),
-        None => "-".into(),
-    }
-}
-
-/// Formats a ratio as `1.23x` (`-` for none).
-pub fn fmt_ratio(r: Option<f64>) -> String {
-    r.map_or_else(|| "-".into(), |r| format!("{r:.2}x"))
 }
 
 /// Lays out a text table: the first `left` columns left-aligned, the rest right-aligned.
@@ -476,23 +446,28 @@ pub fn render_table(headers: &[&str], rows: &[Vec<String>], left: usize) -> Stri
     out
 }
 
-const COLUMNS: [&str; 7] = [
-    "runtime", "median s", "min s", "max s", "vs seq", "vs rayon", "verified",
+/// The columns of a kernel's table: `±` is the half-width of the median's 95 %
+/// confidence interval relative to the median, or of min–max below 6 runs.
+pub const COLUMNS: [&str; 8] = [
+    "runtime", "median", "min", "max", "±", "vs seq", "vs rayon", "verified",
 ];
 
-fn row_cells(r: &RuntimeResult) -> Vec<String> {
+/// The cells of a runtime's row, under [`COLUMNS`].
+pub fn row_cells(r: &RuntimeResult) -> Vec<String> {
     vec![
         r.runtime.clone(),
-        fmt_secs(r.median_s),
-        fmt_secs(r.min_s),
-        fmt_secs(r.max_s),
+        fmt_time(r.median_s),
+        fmt_time(r.min_s),
+        fmt_time(r.max_s),
+        fmt_spread(r.spread()),
         fmt_ratio(r.speedup_vs_seq),
         fmt_ratio(r.ratio_vs_rayon),
         if r.verified { "yes" } else { "FAILED" }.into(),
     ]
 }
 
-fn heading(r: &BenchReport) -> String {
+/// A kernel's table heading: its name, size, workers and runs.
+pub fn heading(r: &BenchReport) -> String {
     let runs = r.results.iter().map(|x| x.runs).max().unwrap_or(0);
     format!(
         "{} (size {}, {} workers, {} timed runs after {} warm-up)\n",
@@ -578,10 +553,10 @@ pub fn render_sweep(runtime: &str, sweep: &[(usize, f64)]) -> String {
     let best = sweep.iter().min_by(|a, b| a.1.total_cmp(&b.1));
     let cells: Vec<String> = sweep
         .iter()
-        .map(|&(m, t)| format!("{m}: {}", fmt_secs(Some(t))))
+        .map(|&(m, t)| format!("{m}: {}", fmt_time(Some(t))))
         .collect();
     format!(
-        "{runtime}: with_max_len sweep (median s) {}; chose {}\n",
+        "{runtime}: with_max_len sweep (median) {}; chose {}\n",
         cells.join(", "),
         best.map_or("-".into(), |b| b.0.to_string())
     )
@@ -620,31 +595,6 @@ pub fn render_stats(s: &StatsReport) -> String {
     out
 }
 
-/// The human report of `suite`: one table with a row per kernel and runtime.
-pub fn render_suite(reports: &[BenchReport]) -> String {
-    let mut headers = vec!["bench", "size"];
-    headers.extend(COLUMNS);
-    let rows: Vec<Vec<String>> = reports
-        .iter()
-        .flat_map(|r| {
-            r.results.iter().map(|res| {
-                let mut row = vec![r.bench.clone(), r.size.clone()];
-                row.extend(row_cells(res));
-                row
-            })
-        })
-        .collect();
-    let first = reports.first();
-    let (workers, warmup) = first.map_or((0, 0), |r| (r.workers, r.warmup));
-    let runs = reports
-        .iter()
-        .flat_map(|r| r.results.iter().map(|x| x.runs))
-        .max()
-        .unwrap_or(0);
-    format!("suite ({workers} workers, {runs} timed runs after {warmup} warm-up)\n")
-        + &render_table(&headers, &rows, 3)
-}
-
 /// The lines that name each failed runtime of `r` and its error.
 pub fn render_failures(r: &BenchReport) -> String {
     let lines = r
@@ -661,47 +611,18 @@ mod tests {
     use crate::runtime::Task;
 
     #[test]
-    fn summary_odd_even_empty() {
-        let s = Summary::of(&[3.0, 1.0, 2.0]).unwrap();
-        assert_eq!(
-            s,
-            Summary {
-                median: 2.0,
-                min: 1.0,
-                max: 3.0
-            }
-        );
-        let s = Summary::of(&[4.0, 1.0, 3.0, 2.0]).unwrap();
-        assert_eq!(
-            s,
-            Summary {
-                median: 2.5,
-                min: 1.0,
-                max: 4.0
-            }
-        );
-        assert_eq!(Summary::of(&[]), None);
-    }
-
-    #[test]
     fn size_arg_parses_classes_and_values() {
         assert_eq!(
             SizeArg::parse("quick"),
             Ok(SizeArg::Class(SizeClass::Quick))
         );
         assert_eq!(SizeArg::parse("full"), Ok(SizeArg::Class(SizeClass::Full)));
+        assert_eq!(
+            SizeArg::parse("small"),
+            Ok(SizeArg::Class(SizeClass::Small))
+        );
         assert_eq!(SizeArg::parse("30"), Ok(SizeArg::Value("30".into())));
         assert!(SizeArg::parse("").is_err());
-    }
-
-    #[test]
-    fn formats() {
-        assert_eq!(fmt_secs(Some(0.051234)), "0.05123");
-        assert_eq!(fmt_secs(Some(1.23456)), "1.235");
-        assert_eq!(fmt_secs(Some(123.456)), "123.5");
-        assert_eq!(fmt_secs(None), "-");
-        assert_eq!(fmt_ratio(Some(1.5)), "1.50x");
-        assert_eq!(fmt_ratio(None), "-");
     }
 
     fn measured(kind: RuntimeKind, times: &[f64], error: Option<&str>) -> Measured {
@@ -752,7 +673,7 @@ mod tests {
         let text = render_run(&r);
         let row = text.lines().find(|l| l.starts_with("heist-relay")).unwrap();
         assert_eq!(
-            row.split_whitespace().collect::<Vec<_>>()[4..],
+            row.split_whitespace().collect::<Vec<_>>()[9..],
             ["-", "-", "yes"]
         );
     }
@@ -779,16 +700,21 @@ mod tests {
         let r = synthetic();
         let text = render_run(&r);
         assert!(text.starts_with("fib (size 36, 2 workers"));
-        assert!(text.contains("median s"));
+        assert!(text.contains("median"));
         let row = text.lines().find(|l| l.starts_with("heist-lace")).unwrap();
         let cells: Vec<_> = row.split_whitespace().collect();
         assert_eq!(
             cells,
             [
                 "heist-lace",
-                "0.5000",
-                "0.4000",
-                "0.6000",
+                "500.0",
+                "ms",
+                "400.0",
+                "ms",
+                "600.0",
+                "ms",
+                "±20.0",
+                "%",
                 "2.00x",
                 "2.00x",
                 "yes"
@@ -798,8 +724,6 @@ mod tests {
             .lines()
             .any(|l| l.starts_with("chili") && l.ends_with("FAILED")));
         assert!(render_failures(&r).contains("FAILED: fib (size 36) on chili: verification"));
-        let suite = render_suite(&[r.clone(), r]);
-        assert_eq!(suite.lines().filter(|l| l.starts_with("fib")).count(), 8);
     }
 
     #[test]

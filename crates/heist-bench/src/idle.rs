@@ -6,7 +6,6 @@
 //! `/proc/self/stat` (clock ticks of 10 ms). The measuring thread sleeps meanwhile, so
 //! nearly all of it is the pool's.
 
-use crate::fork::Heist;
 use crate::kernels::fib::fib;
 use serde::Serialize;
 use std::time::{Duration, Instant};
@@ -96,7 +95,7 @@ pub fn measure(opts: &IdleOptions) -> Result<IdleReport, String> {
 /// Keeps every worker busy for `dur` with a stream of fork-join trees.
 fn burst(pool: &heist::Pool, dur: Duration) {
     let total = pool.run(|w| {
-        let f = Heist::new(w);
+        let f = crate::fork::heist(w);
         let t0 = Instant::now();
         let mut acc = 0u64;
         while t0.elapsed() < dur {

@@ -6,12 +6,14 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use heist_bench::barrier::{self, BarrierOptions};
 use heist_bench::bench::{Bench, SizeClass};
+use heist_bench::console::{emit, note, Progress};
 use heist_bench::harness::{self, BenchReport, Options, SizeArg};
 use heist_bench::idle::{self, IdleOptions};
 use heist_bench::kernels;
+use heist_bench::peers;
+use heist_bench::report::{self, Run, Section};
 use heist_bench::runtime::{Runtime, RuntimeKind};
-use indicatif::{ProgressBar, ProgressStyle};
-use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -30,13 +32,32 @@ enum Cmd {
     /// Runs one kernel on several runtimes, interleaved, and prints a table.
     Run(RunArgs),
     /// Runs every kernel on every runtime it supports.
-    Suite(Common),
+    Suite(SuiteArgs),
     /// Measures heist's CPU use when idle and its wake-up latency.
     Idle(IdleArgs),
     /// Measures the latency of heist's task barrier against a counter barrier.
     Barrier(BarrierArgs),
     /// Measures team formation (partner asleep, team persisting) and the team barrier.
     Teams(TeamsArgs),
+    /// Measures the time from making a task available to its start on another worker
+    /// (that worker asleep, or spinning), against a condvar wake-up.
+    Handoff(HandoffArgs),
+}
+
+#[derive(Args)]
+struct HandoffArgs {
+    /// Worker threads of each pool.
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
+    /// Timed samples per variant.
+    #[arg(long, default_value_t = 200)]
+    samples: usize,
+    /// Untimed samples per variant before them.
+    #[arg(long, default_value_t = 10)]
+    warmup: usize,
+    /// Print JSON on stdout.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -58,15 +79,16 @@ struct TeamsArgs {
 /// Options shared by `run` and `suite`.
 #[derive(Args)]
 struct Common {
-    /// `test`, `quick`, `full`, or (for `run`) a kernel-specific value.
-    #[arg(long, default_value = "quick")]
-    size: String,
+    /// `test`, `small`, `quick`, `full`, or (for `run`) a kernel-specific value
+    /// [default: `quick` for `run`, `small` for `suite`].
+    #[arg(long)]
+    size: Option<String>,
     /// Worker threads of each parallel runtime [default: all cores].
     #[arg(long)]
     workers: Option<usize>,
-    /// Timed runs per runtime.
-    #[arg(long, default_value_t = 5)]
-    runs: usize,
+    /// Timed runs per runtime [default: 5 for `run`, 3 for `suite`].
+    #[arg(long)]
+    runs: Option<usize>,
     /// Untimed warm-up runs per runtime.
     #[arg(long, default_value_t = 1)]
     warmup: usize,
@@ -76,6 +98,19 @@ struct Common {
     /// Pin worker i of heist and rayon to the i-th CPU (chili has no hook for it).
     #[arg(long)]
     pin: bool,
+    /// Also write a report into this directory: results.json (every sample and the
+    /// run's metadata), results.csv, SVG charts, index.html and results.md.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct SuiteArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Comma-separated kernels, in the suite's order [default: every kernel].
+    #[arg(long, value_delimiter = ',')]
+    kernels: Vec<String>,
 }
 
 #[derive(Args)]
@@ -182,9 +217,10 @@ fn dispatch(cli: Cli) -> ExitCode {
         Cmd::Idle(a) => idle_cmd(a),
         Cmd::Barrier(a) => barrier_cmd(a),
         Cmd::Teams(a) => teams_cmd(a),
+        Cmd::Handoff(a) => handoff_cmd(a),
     };
     res.unwrap_or_else(|e| {
-        eprintln!("heist-bench: error: {e}");
+        note(&format!("heist-bench: error: {e}\n"));
         ExitCode::from(2)
     })
 }
@@ -192,14 +228,18 @@ fn dispatch(cli: Cli) -> ExitCode {
 fn list() -> Result<ExitCode, Fail> {
     let all = kernels::all();
     let rows: Vec<Vec<String>> = all.iter().map(|b| list_row(*b)).collect();
-    let headers = ["kernel", "test", "quick", "full", "about"];
-    if all.is_empty() {
-        println!("kernels: (none)");
+    let mut headers = vec!["kernel"];
+    headers.extend(SizeClass::ALL.map(SizeClass::name));
+    headers.push("about");
+    let mut out = if all.is_empty() {
+        "kernels: (none)\n".to_string()
     } else {
-        print!("{}", harness::render_table(&headers, &rows, 5));
-    }
+        harness::render_table(&headers, &rows, headers.len())
+    };
     let names: Vec<&str> = RuntimeKind::ALL.iter().map(|k| k.name()).collect();
-    println!("\nruntimes: {}", names.join(", "));
+    out += &format!("\nruntimes: {}\n", names.join(", "));
+    out += &peers::left_out_note();
+    emit(&out);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -213,74 +253,176 @@ fn list_row(b: &dyn Bench) -> Vec<String> {
     if !unsupported.is_empty() {
         about += &format!(" (not on {})", unsupported.join(", "));
     }
-    let sizes = [SizeClass::Test, SizeClass::Quick, SizeClass::Full].map(|c| b.size(c).to_string());
     let mut row = vec![b.name().to_string()];
-    row.extend(sizes);
+    row.extend(SizeClass::ALL.map(|c| b.size(c).to_string()));
     row.push(about);
     row
 }
 
 fn run(a: RunArgs) -> Result<ExitCode, Fail> {
     let bench = kernels::find(&a.bench).ok_or_else(|| unknown_bench(&a.bench))?;
-    let (workers, mut opts) = settings(&a.common, a.stats)?;
+    let meta = heist_bench::report::meta::Meta::now();
+    let (workers, mut opts) = settings(&a.common, 5, a.stats)?;
     opts.rss = a.rss;
     let kinds = run_kinds(bench, &a.runtimes)?;
-    let size = SizeArg::parse(&a.common.size)?.resolve(bench);
+    if a.runtimes.is_empty() {
+        note(&peers::left_out_note());
+    }
+    let size = SizeArg::parse(a.common.size.as_deref().unwrap_or("quick"))?.resolve(bench);
     confine(workers);
     let rts = start(&kinds, workers, a.common.pin)?;
     let rts: Vec<&Runtime> = rts.iter().collect();
-    let pb = progress(
-        ((opts.warmup + opts.runs) * kinds.len()) as u64,
-        a.common.json,
-    );
-    let report = bench_once(bench, &size, &rts, workers, &opts, &pb)?;
-    pb.finish_and_clear();
+    let runs = ((opts.warmup + opts.runs) * kinds.len()) as u64;
+    let mut pb = Progress::new(1, runs, a.common.json);
+    let report = bench_once(bench, &size, &rts, workers, &opts, &mut pb, 0)?;
+    pb.finish();
     if a.common.json {
-        println!("{}", to_json(&report));
+        emit(&(to_json(&report) + "\n"));
     } else {
-        print!("{}", harness::render_run(&report));
+        emit(&harness::render_run(&report));
     }
     stats_note(a.stats, &kinds);
     if a.rss {
         let peak = heist_bench::rss::process_peak_kib().unwrap_or(0);
-        eprintln!("peak RSS: {:.1} MiB", peak as f64 / 1024.0);
+        note(&format!("peak RSS: {:.1} MiB\n", peak as f64 / 1024.0));
     }
-    eprint!("{}", harness::render_failures(&report));
-    Ok(status(report.verified()))
+    note(&harness::render_failures(&report));
+    let ok = report.verified();
+    let sections = vec![section("run", workers, vec![report])];
+    write_report(a.common.report.as_deref(), meta, pb.finish(), sections)?;
+    Ok(status(ok))
 }
 
-fn suite(a: Common) -> Result<ExitCode, Fail> {
-    let (workers, opts) = settings(&a, false)?;
-    let class = match SizeArg::parse(&a.size)? {
-        SizeArg::Class(c) => c,
-        SizeArg::Value(v) => return Err(format!("suite takes test, quick or full, not `{v}`")),
+fn section(name: &str, workers: usize, reports: Vec<BenchReport>) -> Section {
+    Section {
+        name: name.into(),
+        workers,
+        reports,
+    }
+}
+
+/// Writes the report into `dir`, if one was asked for, and names the files on stderr.
+fn write_report(
+    dir: Option<&std::path::Path>,
+    mut meta: heist_bench::report::meta::Meta,
+    took: Duration,
+    sections: Vec<Section>,
+) -> Result<(), Fail> {
+    let Some(dir) = dir else {
+        return Ok(());
     };
-    let benches = kernels::all();
+    meta.finish(took.as_secs_f64());
+    let files = report::write(dir, &Run { meta, sections })?;
+    note(&format!(
+        "report: {} files in {} (open {})\n",
+        files.len(),
+        dir.display(),
+        dir.join("index.html").display()
+    ));
+    Ok(())
+}
+
+fn suite(args: SuiteArgs) -> Result<ExitCode, Fail> {
+    let a = args.common;
+    let meta = heist_bench::report::meta::Meta::now();
+    let (workers, opts) = settings(&a, 3, false)?;
+    let class = match SizeArg::parse(a.size.as_deref().unwrap_or("small"))? {
+        SizeArg::Class(c) => c,
+        SizeArg::Value(v) => {
+            return Err(format!("suite takes test, small, quick or full, not `{v}`"))
+        }
+    };
+    if let Some(k) = args.kernels.iter().find(|k| kernels::find(k).is_none()) {
+        return Err(unknown_bench(k));
+    }
+    let benches: Vec<&dyn Bench> = kernels::all()
+        .into_iter()
+        .filter(|b| args.kernels.is_empty() || args.kernels.iter().any(|k| k == b.name()))
+        .collect();
     confine(workers);
-    let rts = start(&RuntimeKind::ALL, workers, a.pin)?;
+    note(&peers::left_out_note());
+    let rts = start_available(&RuntimeKind::ALL, workers, a.pin)?;
     let total: usize = benches.iter().map(|b| supported(*b, &rts).len()).sum();
-    let pb = progress(((opts.warmup + opts.runs) * total) as u64, a.json);
-    let mut reports = Vec::new();
-    for b in &benches {
-        let rts = supported(*b, &rts);
-        reports.push(bench_once(*b, b.size(class), &rts, workers, &opts, &pb)?);
-    }
-    pb.finish_and_clear();
-    if a.json {
-        println!("{}", to_json(&reports));
-    } else {
-        print!("{}", harness::render_suite(&reports));
-    }
-    reports
+    let runs = ((opts.warmup + opts.runs) * total) as u64;
+    // The one-worker section: the overhead kernels among those run, and their runs.
+    let t1: Vec<&dyn Bench> = benches
         .iter()
-        .for_each(|r| eprint!("{}", harness::render_failures(r)));
-    Ok(status(reports.iter().all(BenchReport::verified)))
+        .copied()
+        .filter(|b| workers > 1 && OVERHEAD_KERNELS.contains(&b.name()))
+        .collect();
+    let t1_runs: usize = t1.iter().map(|b| supported(*b, &rts).len()).sum();
+    let runs = runs + ((opts.warmup + opts.runs) * t1_runs) as u64;
+    let mut pb = Progress::new(benches.len() + t1.len(), runs, false);
+    let mut reports = Vec::new();
+    for (i, b) in benches.iter().enumerate() {
+        let rts = supported(*b, &rts);
+        let r = bench_once(*b, b.size(class), &rts, workers, &opts, &mut pb, i)?;
+        if !a.json {
+            pb.emit(&(harness::render_run(&r) + "\n"));
+        }
+        note(&harness::render_failures(&r));
+        reports.push(r);
+    }
+    let mut sections = vec![section("suite", workers, reports)];
+    if !t1.is_empty() {
+        let first = benches.len();
+        sections.push(overhead(&t1, class, &opts, &a, &mut pb, first)?);
+    }
+    let elapsed = pb.finish();
+    let reports: Vec<&BenchReport> = sections.iter().flat_map(|s| &s.reports).collect();
+    if a.json {
+        emit(&(to_json(&reports) + "\n"));
+    }
+    let ok = reports.iter().all(|r| r.verified());
+    note(&format!(
+        "suite: {} kernels, {} size, {workers} workers, in {}; {}\n",
+        reports.len(),
+        class.name(),
+        heist_bench::console::fmt_elapsed(elapsed),
+        if ok {
+            "every run verified"
+        } else {
+            "FAILURES above"
+        }
+    ));
+    write_report(a.report.as_deref(), meta, elapsed, sections)?;
+    Ok(status(ok))
+}
+
+/// The kernels whose fork-join overhead T1/T_S the suite measures on one worker.
+const OVERHEAD_KERNELS: [&str; 3] = ["fib", "nqueens", "uts"];
+
+/// The suite's last section: `benches` (of [`OVERHEAD_KERNELS`]) on every runtime at
+/// one worker;
+/// `first` is the first one's place in `pb`'s count.
+fn overhead(
+    benches: &[&dyn Bench],
+    class: SizeClass,
+    opts: &Options,
+    c: &Common,
+    pb: &mut Progress,
+    first: usize,
+) -> Result<Section, Fail> {
+    let rts = start_available(&RuntimeKind::ALL, 1, c.pin)?;
+    let mut reports = Vec::new();
+    for (i, &b) in benches.iter().enumerate() {
+        let rts = supported(b, &rts);
+        let r = bench_once(b, b.size(class), &rts, 1, opts, pb, first + i)?;
+        if !c.json {
+            pb.emit(&(harness::render_run(&r) + "\n"));
+        }
+        note(&harness::render_failures(&r));
+        reports.push(r);
+    }
+    Ok(section("T1 (fork-join overhead, 1 worker)", 1, reports))
 }
 
 /// Runs this thread and the runtimes it starts on `workers` CPUs only (see `affinity`).
 fn confine(workers: usize) {
     if let Some(cpus) = heist_bench::affinity::confine(workers) {
-        eprintln!("heist-bench: {workers} workers, so running on CPUs {cpus:?} only");
+        note(&format!(
+            "heist-bench: {workers} workers, so running on CPUs {cpus:?} only\n"
+        ));
     }
 }
 
@@ -294,11 +436,11 @@ fn idle_cmd(a: IdleArgs) -> Result<ExitCode, Fail> {
     o.window = Duration::from_millis(a.window_ms);
     o.burst = Duration::from_millis(a.burst_ms);
     let r = idle::measure(&o)?;
-    if a.json {
-        println!("{}", to_json(&r));
+    emit(&if a.json {
+        to_json(&r) + "\n"
     } else {
-        print!("{}", idle::render(&r));
-    }
+        idle::render(&r)
+    });
     Ok(ExitCode::SUCCESS)
 }
 
@@ -311,49 +453,64 @@ fn barrier_cmd(a: BarrierArgs) -> Result<ExitCode, Fail> {
         o.tasks = k;
     }
     let r = barrier::measure(&o)?;
-    if a.json {
-        println!("{}", to_json(&r));
+    emit(&if a.json {
+        to_json(&r) + "\n"
     } else {
-        print!("{}", barrier::render(&r));
-    }
+        barrier::render(&r)
+    });
     Ok(ExitCode::SUCCESS)
 }
 
 fn teams_cmd(a: TeamsArgs) -> Result<ExitCode, Fail> {
     let rows =
         heist_bench::teams::measure(a.workers, a.samples, Duration::from_millis(a.pause_ms))?;
-    if a.json {
-        println!("{}", to_json(&rows));
+    emit(&if a.json {
+        to_json(&rows) + "\n"
     } else {
-        print!("{}", heist_bench::teams::render(&rows));
+        heist_bench::teams::render(&rows)
+    });
+    Ok(ExitCode::SUCCESS)
+}
+
+fn handoff_cmd(a: HandoffArgs) -> Result<ExitCode, Fail> {
+    let r = heist_bench::handoff::measure(a.workers, a.samples, a.warmup)?;
+    if a.json {
+        println!("{}", to_json(&r));
+    } else {
+        print!("{}", heist_bench::handoff::render(&r));
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Measures one kernel on `rts` and summarises it; only building the instance can fail.
+/// `i` is its place in the list `pb` counts.
 fn bench_once(
     bench: &dyn Bench,
     size: &str,
     rts: &[&Runtime],
     workers: usize,
     opts: &Options,
-    pb: &ProgressBar,
+    pb: &mut Progress,
+    i: usize,
 ) -> Result<BenchReport, Fail> {
-    let name = bench.name();
-    pb.set_message(format!("{name} {size}: building"));
+    let what = format!("{} {size}", bench.name());
+    pb.start(i, &what);
     let rss_before = opts.rss.then(heist_bench::rss::current_kib).flatten();
     let mut inst = bench
         .instance(size)
-        .map_err(|e| format!("bad size `{size}` for {name}: {e}"))?;
+        .map_err(|e| format!("bad size `{size}` for {}: {e}", bench.name()))?;
     let input_rss_kib = rss_before
         .zip(heist_bench::rss::current_kib())
         .map(|(before, after)| after.saturating_sub(before));
-    let measured = harness::measure(inst.as_mut(), rts, opts, &mut |k| {
-        pb.set_message(format!("{name} {size}: {k}"));
-        pb.inc(1);
-    });
-    let mut report = BenchReport::new(name, size, workers, opts.warmup, &measured);
+    let measured = harness::measure(inst.as_mut(), rts, opts, &mut |k| pb.tick(&what, k.name()));
+    let mut report = BenchReport::new(bench.name(), size, workers, opts.warmup, &measured);
     report.input_rss_kib = input_rss_kib;
+    let failed = report.failures().len();
+    let outcome = match failed {
+        0 => format!("{} runtimes verified", report.results.len()),
+        n => format!("{n} of {} runtimes FAILED", report.results.len()),
+    };
+    pb.done(i, &what, &outcome);
     Ok(report)
 }
 
@@ -367,14 +524,15 @@ fn unknown_bench(name: &str) -> Fail {
     format!("unknown benchmark `{name}` (known: {known})")
 }
 
-/// The worker count and harness options, checked.
-fn settings(c: &Common, stats: bool) -> Result<(usize, Options), Fail> {
-    if c.runs == 0 {
+/// The worker count and harness options, checked; `runs` is the command's default.
+fn settings(c: &Common, runs: usize, stats: bool) -> Result<(usize, Options), Fail> {
+    let runs = c.runs.unwrap_or(runs);
+    if runs == 0 {
         return Err("--runs must be at least 1".into());
     }
     let stats = stats && heist::STATS_ENABLED;
     let opts = Options {
-        runs: c.runs,
+        runs,
         warmup: c.warmup,
         stats,
         rss: false,
@@ -395,7 +553,7 @@ fn run_kinds(bench: &dyn Bench, asked: &[RuntimeKind]) -> Result<Vec<RuntimeKind
     if asked.is_empty() {
         return Ok(RuntimeKind::ALL
             .into_iter()
-            .filter(|k| bench.supports(*k))
+            .filter(|&k| bench.supports(k) && (!peers::is_peer(k) || peers::built(k)))
             .collect());
     }
     let mut kinds = Vec::new();
@@ -410,6 +568,17 @@ fn run_kinds(bench: &dyn Bench, asked: &[RuntimeKind]) -> Result<Vec<RuntimeKind
     Ok(kinds)
 }
 
+/// Starts the runtimes of `kinds` that this build has: a C++ peer left out of the build
+/// is skipped ([`peers::left_out_note`] says so).
+fn start_available(kinds: &[RuntimeKind], workers: usize, pin: bool) -> Result<Vec<Runtime>, Fail> {
+    let built: Vec<RuntimeKind> = kinds
+        .iter()
+        .copied()
+        .filter(|&k| !peers::is_peer(k) || peers::built(k))
+        .collect();
+    start(&built, workers, pin)
+}
+
 fn start(kinds: &[RuntimeKind], workers: usize, pin: bool) -> Result<Vec<Runtime>, Fail> {
     let start_one = |k: RuntimeKind| {
         Runtime::start(k, workers, pin).map_err(|e| format!("cannot start runtime `{k}`: {e}"))
@@ -421,28 +590,15 @@ fn supported<'a>(b: &dyn Bench, rts: &'a [Runtime]) -> Vec<&'a Runtime> {
     rts.iter().filter(|r| b.supports(r.kind())).collect()
 }
 
-/// A progress bar on stderr, hidden when stderr is not a terminal or with `--json`.
-fn progress(len: u64, json: bool) -> ProgressBar {
-    if json || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new(len);
-    let tpl = "{elapsed_precise} [{bar:30}] {pos}/{len} {msg}";
-    if let Ok(style) = ProgressStyle::with_template(tpl) {
-        pb.set_style(style.progress_chars("=> "));
-    }
-    pb
-}
-
 fn stats_note(asked: bool, kinds: &[RuntimeKind]) {
     let heist = [RuntimeKind::HeistLace, RuntimeKind::HeistRelay];
     if asked && !heist::STATS_ENABLED {
-        eprintln!(
+        note(
             "note: --stats needs heist's counters; rebuild with `--features stats` \
-             (cargo run -p heist-bench --release --features stats -- ...)"
+             (cargo run -p heist-bench --release --features stats -- ...)\n",
         );
     } else if asked && !kinds.iter().any(|k| heist.contains(k)) {
-        eprintln!("note: --stats only applies to heist-lace and heist-relay");
+        note("note: --stats only applies to heist-lace and heist-relay\n");
     }
 }
 

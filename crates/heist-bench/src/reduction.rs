@@ -35,6 +35,12 @@ pub trait Reduce: Sync {
     fn reset(&self) {}
     /// The computation as the error of a wrong answer names it, e.g. `reduce-fib(40)`.
     fn describe(&self) -> String;
+    /// The computation on a C++ peer, for a kernel that has a C++ version (see
+    /// [`supports`]).
+    fn on_peer(&self, p: &crate::peers::Peer) -> Self::Out {
+        let _ = p;
+        unreachable!("{} has no C++ version (Bench::supports)", self.describe())
+    }
 }
 
 /// A reduction kernel and the answer it must give, as a benchmark instance.
@@ -106,7 +112,10 @@ pub fn run<K: Reduce>(k: &K, rt: &Runtime) -> K::Out {
                 .filter_map(RefCell::into_inner)
                 .fold(k.identity(), |a, b| k.op(a, b))
         }
-        _ => rt.exec(Joined(k)),
+        _ => match rt.peer() {
+            Some(p) => k.on_peer(p),
+            None => rt.exec(Joined(k)),
+        },
     }
 }
 
@@ -135,8 +144,14 @@ impl<K: Reduce> Task for Joined<'_, K> {
     }
 }
 
-/// Whether a reduction kernel runs on `kind`: all runtimes.
-pub fn supports(kind: RuntimeKind) -> bool {
-    let _ = kind;
-    true
+/// Whether a reduction kernel runs on `kind`: every runtime but the data-parallel ones
+/// (`rayon-best`, `heist-lace-claim` and `orx` would run rayon's, heist's and seq's
+/// `join` version under another name), and the C++ peers if the kernel has a C++
+/// version (`peer`).
+pub fn supports(kind: RuntimeKind, peer: bool) -> bool {
+    match kind {
+        RuntimeKind::RayonBest | RuntimeKind::HeistClaim | RuntimeKind::Orx => false,
+        k if crate::peers::is_peer(k) => peer && crate::peers::supports(k, false),
+        _ => true,
+    }
 }

@@ -37,11 +37,20 @@ pub enum RuntimeKind {
     /// orx-parallel's iterators, whose loops claim chunks from an atomic counter, on its
     /// own pool limited to the worker count (data-parallel kernels whose API fits).
     Orx,
+    /// oneTBB (C++ through FFI; kernels with a C++ version, see [`crate::peers`]).
+    Tbb,
+    /// LLVM's OpenMP runtime, libomp (C++ through FFI): tasks, and loops with
+    /// `schedule(dynamic)`.
+    Omp,
+    /// libomp with `schedule(guided)` loops (loop kernels only).
+    OmpGuided,
+    /// GCC's OpenMP runtime, libgomp (C++ through FFI), as `omp` otherwise.
+    Gomp,
 }
 
 impl RuntimeKind {
     /// Every runtime, in the order the harness interleaves them.
-    pub const ALL: [RuntimeKind; 10] = [
+    pub const ALL: [RuntimeKind; 14] = [
         RuntimeKind::Seq,
         RuntimeKind::HeistLace,
         RuntimeKind::HeistRelay,
@@ -52,6 +61,10 @@ impl RuntimeKind {
         RuntimeKind::RayonBest,
         RuntimeKind::HeistClaim,
         RuntimeKind::Orx,
+        RuntimeKind::Tbb,
+        RuntimeKind::Omp,
+        RuntimeKind::OmpGuided,
+        RuntimeKind::Gomp,
     ];
 
     /// The name used on the command line and in reports.
@@ -67,6 +80,10 @@ impl RuntimeKind {
             RuntimeKind::RayonBest => "rayon-best",
             RuntimeKind::HeistClaim => "heist-lace-claim",
             RuntimeKind::Orx => "orx",
+            RuntimeKind::Tbb => "tbb",
+            RuntimeKind::Omp => "omp",
+            RuntimeKind::OmpGuided => "omp-guided",
+            RuntimeKind::Gomp => "gomp",
         }
     }
 
@@ -76,10 +93,11 @@ impl RuntimeKind {
         matches!(self, RuntimeKind::HeistJoin | RuntimeKind::RayonTls)
     }
 
-    /// Whether a kernel must opt in to run on it: the reduction-only runtimes and the
-    /// data-parallel ones (`rayon-best`, `orx`).
+    /// Whether a kernel must opt in to run on it: the reduction-only runtimes, the
+    /// data-parallel ones (`rayon-best`, `orx`) and the C++ peers.
     pub fn opt_in(self) -> bool {
         self.reductions_only()
+            || crate::peers::is_peer(self)
             || matches!(
                 self,
                 RuntimeKind::RayonBest | RuntimeKind::HeistClaim | RuntimeKind::Orx
@@ -135,6 +153,7 @@ enum Engine {
     Heist(heist::Pool),
     Rayon(rayon::ThreadPool),
     Chili(chili::ThreadPool),
+    Peer(crate::peers::Peer),
 }
 
 /// A started runtime.
@@ -202,6 +221,9 @@ impl Runtime {
             // orx runs on its own process-wide pool (as many threads as cores); each loop
             // is limited to `workers` of them (`num_threads`). It has no pinning hook.
             RuntimeKind::Orx => Engine::Seq,
+            RuntimeKind::Tbb | RuntimeKind::Omp | RuntimeKind::OmpGuided | RuntimeKind::Gomp => {
+                Engine::Peer(crate::peers::Peer::start(kind, workers)?)
+            }
         };
         Ok(Runtime {
             kind,
@@ -245,7 +267,15 @@ impl Runtime {
         match &self.engine {
             Engine::Heist(pool) => pool.run(|_| f()),
             Engine::Rayon(pool) => pool.install(f),
-            Engine::Seq | Engine::Chili(_) => f(),
+            Engine::Seq | Engine::Chili(_) | Engine::Peer(_) => f(),
+        }
+    }
+
+    /// The C++ runtime behind a peer (`tbb`, `omp`, `omp-guided`).
+    pub fn peer(&self) -> Option<&crate::peers::Peer> {
+        match &self.engine {
+            Engine::Peer(p) => Some(p),
+            _ => None,
         }
     }
 
@@ -260,13 +290,14 @@ impl Runtime {
     /// Runs `task` on this runtime and returns its result.
     pub fn exec<T: Task>(&self, task: T) -> T::Output {
         match &self.engine {
-            Engine::Seq => task.call(fork::Seq),
-            Engine::Heist(pool) => pool.run(|w| task.call(fork::Heist::new(w))),
-            Engine::Rayon(pool) => pool.install(|| task.call(fork::Rayon)),
+            Engine::Seq => task.call(fork::SEQ),
+            Engine::Heist(pool) => pool.run(|w| task.call(fork::heist(w))),
+            Engine::Rayon(pool) => pool.install(|| task.call(fork::RAYON)),
             Engine::Chili(pool) => {
                 let mut scope = pool.scope();
-                task.call(fork::Chili::new(&mut scope))
+                task.call(fork::chili(&mut scope))
             }
+            Engine::Peer(_) => panic!("{} runs only the kernels' C++ versions", self.kind),
         }
     }
 }

@@ -101,6 +101,9 @@ pub fn exec_scope<'s, T: ScopeTask<'s>>(rt: &Runtime, task: T) -> T::Output {
         RuntimeKind::RayonBest | RuntimeKind::HeistClaim | RuntimeKind::Orx => {
             unreachable!("{} runs only data-parallel kernels", rt.kind())
         }
+        RuntimeKind::Tbb | RuntimeKind::Omp | RuntimeKind::OmpGuided | RuntimeKind::Gomp => {
+            unreachable!("{} runs only the kernels' C++ versions", rt.kind())
+        }
     }
 }
 
@@ -230,9 +233,13 @@ pub fn exec_detached<T: DetachTask>(rt: &Runtime, rayon_cx: RayonDetach, task: T
         | RuntimeKind::RayonTls
         | RuntimeKind::RayonBest
         | RuntimeKind::HeistClaim
-        | RuntimeKind::Orx => {
+        | RuntimeKind::Orx
+        | RuntimeKind::Tbb
+        | RuntimeKind::Omp
+        | RuntimeKind::OmpGuided
+        | RuntimeKind::Gomp => {
             unreachable!(
-                "{} runs only the reduction kernels (Bench::supports)",
+                "{} does not run the detached kernels (Bench::supports)",
                 rt.kind()
             )
         }

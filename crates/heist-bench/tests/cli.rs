@@ -152,3 +152,60 @@ fn list_says_which_runtimes_cannot_run_spc() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("chili"), "{}", text(&out.stderr));
 }
+
+/// `list | head`: the reader leaves early, and the program ends quietly.
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_heist-bench"))
+        .arg("list")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap(); // then dropped: closed
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn run_writes_a_report() {
+    let dir = std::env::temp_dir().join(format!("heist-cli-report-{}", std::process::id()));
+    let args = [
+        "run", "fib", "--size", "test", "--runs", "2", "--warmup", "0",
+    ];
+    let out = bench(
+        &[
+            &args[..],
+            &["--workers", "2", "--report", dir.to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("fib (size 20, 2 workers"));
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    let results = json["sections"][0]["reports"][0]["results"]
+        .as_array()
+        .unwrap();
+    assert!(results
+        .iter()
+        .all(|r| r["samples_s"].as_array().unwrap().len() == 2));
+    assert!(json["meta"]["commit"]
+        .as_str()
+        .is_some_and(|c| !c.is_empty()));
+    for f in [
+        "results.csv",
+        "results.md",
+        "index.html",
+        "speedup.svg",
+        "vs-heist.svg",
+    ] {
+        assert!(dir.join(f).exists(), "no {f}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -19,6 +19,10 @@ const CONFIGS: &[(RuntimeKind, &[usize])] = &[
     (RuntimeKind::RayonBest, &[2]),
     (RuntimeKind::HeistClaim, &[1, 2, 4]),
     (RuntimeKind::Orx, &[2]),
+    (RuntimeKind::Tbb, &[1, 2, 4]),
+    (RuntimeKind::Omp, &[1, 2, 4]),
+    (RuntimeKind::OmpGuided, &[2]),
+    (RuntimeKind::Gomp, &[1, 2]),
 ];
 
 /// Builds `bench` at its test size and runs it twice on `rt`, resetting before each run.
@@ -104,6 +108,67 @@ fn orx() {
     check_runtime(RuntimeKind::Orx);
 }
 
+// The C++ peers, in a build that has them (build.rs; CI installs them first).
+
+#[cfg(heist_tbb)]
+#[test]
+fn tbb() {
+    check_runtime(RuntimeKind::Tbb);
+}
+
+#[cfg(heist_omp)]
+#[test]
+fn omp() {
+    check_runtime(RuntimeKind::Omp);
+}
+
+#[cfg(heist_omp)]
+#[test]
+fn omp_guided() {
+    check_runtime(RuntimeKind::OmpGuided);
+}
+
+#[cfg(heist_gomp)]
+#[test]
+fn gomp() {
+    check_runtime(RuntimeKind::Gomp);
+}
+
+/// The kernels the issue asks C++ versions of have them, on both peers.
+#[test]
+fn peers_cover_the_kernels_they_should() {
+    let with_peers = [
+        "fib",
+        "nqueens",
+        "uts",
+        "matmul",
+        "quicksort",
+        "sparselu",
+        "spc",
+        "mandelbrot",
+        "step",
+        "exponential",
+        "loop-fg",
+        "loop-cg",
+        "loop-rg",
+        "loop-ig",
+        "loop-dg",
+        "matvec-tri",
+        "reduce-fib",
+        "pi",
+        "dot",
+    ];
+    for name in with_peers {
+        let b = kernels::find(name).unwrap();
+        for k in [RuntimeKind::Tbb, RuntimeKind::Omp, RuntimeKind::Gomp] {
+            assert!(b.supports(k), "{name} has no {k} version");
+        }
+    }
+    assert!(kernels::find("par-sort")
+        .unwrap()
+        .supports(RuntimeKind::Tbb));
+}
+
 /// The sweep times every `with_max_len`, verifies each, and leaves the fastest set.
 #[test]
 fn rayon_best_sweeps_every_max_len() {
@@ -147,7 +212,7 @@ fn nonsense_sizes_are_rejected() {
 /// The spawn-style and heist-only kernels, with the runtimes each must support (every
 /// configured runtime not listed must be refused).
 const NEW_KERNELS: &[(&str, &[RuntimeKind])] = &[
-    ("spc", &[SEQ, LACE, RELAY, RAYON]),
+    ("spc", &[SEQ, LACE, RELAY, RAYON, TBB, OMP, GOMP]),
     ("bpc", &[SEQ, LACE, RELAY, RAYON]),
     ("treerec-futures", &[SEQ, LACE, RELAY]),
     ("sparselu-detached", &[SEQ, LACE, RELAY]),
@@ -157,6 +222,9 @@ const SEQ: RuntimeKind = RuntimeKind::Seq;
 const LACE: RuntimeKind = RuntimeKind::HeistLace;
 const RELAY: RuntimeKind = RuntimeKind::HeistRelay;
 const RAYON: RuntimeKind = RuntimeKind::Rayon;
+const TBB: RuntimeKind = RuntimeKind::Tbb;
+const OMP: RuntimeKind = RuntimeKind::Omp;
+const GOMP: RuntimeKind = RuntimeKind::Gomp;
 
 #[test]
 fn new_kernels_support_exactly_their_runtimes() {

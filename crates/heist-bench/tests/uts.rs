@@ -5,7 +5,7 @@
 //! `cargo test --release -p heist-bench --test uts -- --ignored --nocapture`.
 
 use heist_bench::bench::{Bench, Instance, SizeClass};
-use heist_bench::fork::Seq;
+use heist_bench::fork::SEQ;
 use heist_bench::kernels::uts::{self, Counts, NamedTree, Tree, Uts, UtsRun};
 use heist_bench::runtime::{Runtime, RuntimeKind};
 use std::time::Instant;
@@ -59,7 +59,7 @@ fn test_tree_verifies_on_every_runtime_repeatedly() {
 #[test]
 fn test_tree_is_what_the_table_says() {
     let named = NamedTree::find(Uts.size(SizeClass::Test)).unwrap();
-    let got = uts::count(Seq, &Tree::parse(named.params).unwrap());
+    let got = uts::count(SEQ, &Tree::parse(named.params).unwrap());
     assert_eq!(got, named.expected);
     assert!(
         (10_000..=100_000).contains(&got.nodes),
@@ -129,7 +129,7 @@ fn check_named(name: &str) {
         .stack_size(256 << 20)
         .spawn(move || {
             let start = Instant::now();
-            let got = uts::count(Seq, &tree);
+            let got = uts::count(SEQ, &tree);
             (got, start.elapsed().as_secs_f64())
         })
         .unwrap()

@@ -168,7 +168,7 @@ pub(crate) fn wake_watcher(w: &Worker, now: Option<Instant>) {
         return;
     }
     l.next_wake.set(Some(now + WAKE_EVERY));
-    w.registry().sleep.wake_one();
+    w.registry().sleep.wake_one_for(w.index());
 }
 
 /// A thief that found nothing else looks at the offer of `victim` (or of the victim it

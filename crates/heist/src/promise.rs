@@ -176,14 +176,17 @@ where
     B: FnOnce(&Worker) -> R + Send,
     R: Send,
 {
-    if w.sched().take_back(w, slot) {
-        // SAFETY: the slot is private: no thief can take it, and it holds the `B` that
-        // `spawn` put. Claimed before the job runs, so that nothing depends on the job.
+    if let Some(held) = w.sched().take_back(w, slot) {
+        // SAFETY: the slot is private, and the hold keeps lifelines off it until the
+        // claim is written (its release publishes the claim): no thief can take it, and
+        // it holds the `B` that `spawn` put. Claimed before the job runs, so that nothing
+        // depends on the job.
         let job = unsafe {
             let job = slot.take::<B, R>();
             slot.claim();
             job
         };
+        drop(held);
         return Ok(job(w));
     }
     w.wait_until(|| slot.thief.load(Acquire) == DONE);
@@ -247,7 +250,9 @@ impl<'w> Promises<'w> {
                 // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves,
                 // and the caller checked `fits::<B, R>()`.
                 unsafe { slot.put::<Worker, B, R>(job) };
-                owner.advance(slot);
+                if owner.advance(slot) {
+                    self.w.push_slow();
+                }
                 slot
             }
             _ => {

@@ -22,8 +22,9 @@ use std::time::{Duration, Instant};
 
 /// The task store both schedulers keep: Lace's split deque, whose owner pushes and pops
 /// through the gate; under relay no thief touches it (`Owner::start_private`).
-pub(crate) use crate::lace::deque::{Deque, Home, Owner, Pop};
+pub(crate) use crate::lace::deque::{Deque, Held, Home, Owner, Pop, Reach};
 pub(crate) use crate::relay::split::Waiting;
+use crate::worker::InWorkerSeat;
 
 /// What differs between the schedulers. `w` is always the calling thread's own worker.
 pub(crate) trait Schedule {
@@ -54,8 +55,14 @@ pub(crate) trait Schedule {
     fn answer_thieves(&self, w: &Worker);
 
     /// Makes `slot`, a slot of `w`'s deque below its top, private again unless a thief
-    /// has it; true if it is private now.
-    fn take_back(&self, w: &Worker, slot: &Slot) -> bool;
+    /// has it. `Some` if it is private now, with the hold that keeps it so while the
+    /// caller takes its job out or claims it.
+    fn take_back<'w>(&self, w: &'w Worker, slot: &Slot) -> Option<Held<'w, InWorkerSeat>>;
+
+    /// A lifeline from `w`, about to sleep, to `victim`, an owner with private tasks
+    /// that may not come back to the runtime (PROTOCOLS.md, "Lifelines"): true if it
+    /// reached work that `w`'s next search finds.
+    fn lifeline(&self, w: &Worker, victim: usize) -> bool;
 
     /// A job was queued from outside the pool: wake whoever takes it.
     fn injected(&self, r: &Registry, kind: Injected);
@@ -65,6 +72,11 @@ pub(crate) trait Schedule {
 
     /// The scheduler's part of a sleeper's last look: work that could reach `w`.
     fn work_visible(&self, w: &Worker) -> bool;
+
+    /// `w` is about to sleep (`asleep`), or awake again: relay parks it, so that a pusher
+    /// may hand it tasks (PROTOCOLS.md, "Lifelines"). Nothing on Lace, whose sleepers
+    /// are found through the sleep state.
+    fn parking(&self, _w: &Worker, _asleep: bool) {}
 
     /// Whether a barrier waits for this scheduler's termination detection.
     fn barrier_pending(&self) -> bool;
@@ -84,10 +96,12 @@ pub(crate) trait Schedule {
         Waiting::default()
     }
 
-    /// `w` has stood an offer (`crate::offer`) after reading the clock at `now`: make
-    /// sure a thief may see it. Relay's thieves ask and then look while their request
-    /// waits; none on relay.
-    fn offer_stood(&self, _w: &Worker, _now: Option<Instant>) {}
+    /// `w` has stood an offer (`crate::offer`) after reading the clock at `now`: wakes a
+    /// sleeper to watch it, at most once a millisecond (sleepers do not look at offers,
+    /// and a loop of long items would otherwise wait for a thief to pass by).
+    fn offer_stood(&self, w: &Worker, now: Option<Instant>) {
+        crate::offer::wake_watcher(w, now);
+    }
 
     /// `w`, a thief, takes the offer whose word is `seen` from `slot` (`crate::offer`),
     /// if it still stands.
@@ -180,8 +194,13 @@ impl Schedule for Sched {
     }
 
     #[inline]
-    fn take_back(&self, w: &Worker, slot: &Slot) -> bool {
+    fn take_back<'w>(&self, w: &'w Worker, slot: &Slot) -> Option<Held<'w, InWorkerSeat>> {
         dispatch!(self, s => s.take_back(w, slot))
+    }
+
+    #[inline]
+    fn lifeline(&self, w: &Worker, victim: usize) -> bool {
+        dispatch!(self, s => s.lifeline(w, victim))
     }
 
     #[inline]
@@ -197,6 +216,11 @@ impl Schedule for Sched {
     #[inline]
     fn work_visible(&self, w: &Worker) -> bool {
         dispatch!(self, s => s.work_visible(w))
+    }
+
+    #[inline]
+    fn parking(&self, w: &Worker, asleep: bool) {
+        dispatch!(self, s => s.parking(w, asleep))
     }
 
     #[inline]

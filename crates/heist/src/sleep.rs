@@ -25,6 +25,9 @@ struct Parker {
     woken: Mutex<bool>,
     cv: Condvar,
     place: crate::affinity::Place,
+    /// The waker that shared work for this sleeper, plus one (0: none): where it looks
+    /// first.
+    hint: AtomicUsize,
 }
 
 /// The sleep state of a pool.
@@ -46,6 +49,7 @@ impl Sleep {
                 woken: Mutex::new(false),
                 cv: Condvar::new(),
                 place: Default::default(),
+                hint: AtomicUsize::new(0),
             })
             .collect();
         Sleep {
@@ -128,30 +132,50 @@ impl Sleep {
 
     /// Wakes one sleeping worker, if any. Call after making work visible.
     pub(crate) fn wake_one(&self) {
-        self.wake_last(|_| true);
+        self.wake_last(|_| true, None);
+    }
+
+    /// Wakes one sleeping worker, if any, to look at worker `from`'s deque first. Call
+    /// after making work visible there. Returns whether sleepers are left.
+    pub(crate) fn wake_one_for(&self, from: usize) -> bool {
+        self.wake_last(|_| true, Some(from))
+    }
+
+    /// The worker whose wake-up ended `me`'s last sleep to share with it, if any.
+    pub(crate) fn take_hint(&self, me: usize) -> Option<usize> {
+        let h = &self.parkers[me].hint;
+        if h.load(Relaxed) == 0 {
+            return None;
+        }
+        h.swap(0, Relaxed).checked_sub(1)
     }
 
     /// Wakes one sleeper that may take up a root of `Pool::run`, if any: one that waits
     /// inside a task could not take it, and would leave it to the others' timeouts.
     pub(crate) fn wake_for_root(&self) {
-        self.wake_last(|roots| roots == Roots::Included);
+        self.wake_last(|roots| roots == Roots::Included, None);
     }
 
-    /// Wakes the sleeper that went to sleep last among those whose `roots` `pick` accepts.
-    fn wake_last(&self, pick: impl Fn(Roots) -> bool) {
+    /// Wakes the sleeper that went to sleep last among those whose `roots` `pick` accepts,
+    /// telling it `from` if given. Returns whether sleepers are left.
+    fn wake_last(&self, pick: impl Fn(Roots) -> bool, from: Option<usize>) -> bool {
         if !self.anyone_asleep() {
-            return;
+            return false;
         }
-        let w = {
+        let (w, left) = {
             let mut idle = lock(&self.idle);
             let i = idle.iter().rposition(|&(_, roots)| pick(roots));
             let w = i.map(|i| idle.swap_remove(i).0);
             self.sleepers.store(idle.len(), SeqCst);
-            w
+            (w, !idle.is_empty())
         };
         if let Some(w) = w {
+            if let Some(from) = from {
+                self.parkers[w].hint.store(from + 1, Relaxed);
+            }
             self.unpark(w);
         }
+        left
     }
 
     /// Wakes worker `w` if it sleeps (relay: the victim that serves a sleeper's request).

@@ -176,16 +176,18 @@ fn run_buried(w: &Worker) -> bool {
     let slot = unsafe { &*below.sub(1) };
     // Under Lace a shared one is taken back unless a thief has it: with one worker, or
     // idle thieves, nobody else might ever run it.
-    if !w.sched().take_back(w, slot) {
+    let Some(held) = w.sched().take_back(w, slot) else {
         return false;
-    }
-    // SAFETY: a private spawn slot: nobody else touches it; the link is read and the job
-    // taken out before the slot is marked claimed (a thief that takes it after a grow then
-    // runs nothing), and the claimed slot leaves the chain of spawned tasks.
+    };
+    // SAFETY: a private spawn slot, kept from lifelines by the hold: nobody else touches
+    // it; the link is read and the job taken out before the slot is marked claimed (a
+    // thief that takes it after a grow then runs nothing), and the claimed slot leaves
+    // the chain of spawned tasks.
     let job = unsafe {
         owner.set_spawn_top(slot.spawn_link());
         slot.move_out()
     };
+    drop(held);
     // SAFETY: `job` holds the spawned job, on this worker's stack alone.
     w.run_taken(|| {
         unsafe { job.run_popped(w) }
@@ -269,6 +271,8 @@ where
     let owner = w.owner();
     // The owner pushes nothing while it fills a batch: answer thieves here.
     w.sched().answer_thieves(w);
+    // Lifelines stay off the top slot while it becomes a batch.
+    let held = owner.hold();
     // Only a task pushed in the innermost draining frame: one below it may belong to an
     // outer frame, whose drain comes too late for the scope of this job.
     let frame = w.frames().drain_depth();
@@ -284,7 +288,10 @@ where
             // SAFETY: the top slot is a private spawned task: only this owner touches it.
             unsafe { add_to_batch(top, one) };
         }
-        None => run_draining(w, || job(w)).finish(w),
+        None => {
+            drop(held);
+            run_draining(w, || job(w)).finish(w)
+        }
     }
 }
 

@@ -46,6 +46,9 @@ pub struct WorkerStats {
     pub shrinks: u64,
     /// Times the worker went to sleep for lack of work.
     pub sleeps: u64,
+    /// Times a sleeper's lifeline reached the private tasks of an owner that had not
+    /// shared them (PROTOCOLS.md, "Lifelines").
+    pub lifelines: u64,
     /// Steal requests this worker sent (relay).
     pub requests_sent: u64,
     /// Steal requests this worker passed on to another victim (relay).
@@ -152,6 +155,7 @@ counters!(
     grows,
     shrinks,
     sleeps,
+    lifelines,
     requests_sent,
     requests_forwarded,
     requests_returned,

@@ -48,6 +48,9 @@ pub struct Worker {
     /// This worker's counts of detached tasks (`spawn::Counts`), in `registry`: one load
     /// away at every detached spawn and run.
     spawn_counts: *const [AtomicU64; 2],
+    /// A victim to try before a random one: the worker that woke this one to share, or
+    /// whose tasks a lifeline of this one reached.
+    hint: Cell<Option<usize>>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -169,6 +172,7 @@ fn seat(keep: &Registry, registry: Arc<Registry>, index: usize) -> &Worker {
             stack: stack_bounds().unwrap_or((0, 0)),
             offers: Default::default(),
             spawn_counts: keep.spawns.of(index),
+            hint: Cell::new(None),
             _not_send: PhantomData,
         })
     };
@@ -317,11 +321,29 @@ impl Worker {
         // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and
         // `fits::<B, RB>()` holds.
         unsafe { slot.put::<Worker, B, RB>(b) };
-        self.owner.advance(slot);
+        if self.owner.advance(slot) {
+            return self.join_pushed_slow::<A, B, RA, RB>(a, slot);
+        }
         self.run_and_sync::<A, B, RA, RB>(a, slot)
     }
 
-    /// `join` when the push gate is down (full, requested, or publishing).
+    /// The rest of a `join` whose push found the gate raised: the scheduler's slow push,
+    /// then `a` and the sync. Out of line, so that the fast path keeps no registers across
+    /// the slow push's call.
+    #[cold]
+    #[inline(never)]
+    fn join_pushed_slow<A, B, RA, RB>(&self, a: A, slot: &Slot) -> (RA, RB)
+    where
+        A: FnOnce(&Worker) -> RA + Send,
+        B: FnOnce(&Worker) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        self.push_slow();
+        self.run_and_sync::<A, B, RA, RB>(a, slot)
+    }
+
+    /// `join` with the deque full.
     #[cold]
     #[inline(never)]
     fn join_gated<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
@@ -359,8 +381,7 @@ impl Worker {
         (ra, self.sync::<B, RB>(slot))
     }
 
-    /// A push of `b` (which fits a slot) with the gate down: the deque is full, a thief or
-    /// requester is waiting, or (Lace) the push must publish. Gives `b` back if the deque
+    /// A push of `b` (which fits a slot) off the fast path. Gives `b` back if the deque
     /// is full; the caller syncs the slot in LIFO order with every other pushed slot.
     #[cold]
     #[inline(never)]
@@ -442,9 +463,10 @@ impl Worker {
         (ra, rb.expect("the spilled job has run"))
     }
 
+    /// A push found the gate raised: the scheduler shares, answers or publishes.
     #[cold]
     #[inline(never)]
-    fn push_slow(&self) {
+    pub(crate) fn push_slow(&self) {
         self.sched().push_slow(self);
     }
 
@@ -521,16 +543,11 @@ impl Worker {
     /// the deque is full.
     #[inline(always)]
     pub(crate) fn push_written<T>(&self, job: T, write: impl FnOnce(&Slot, T)) -> Result<&Slot, T> {
-        if let Some(slot) = self.owner.fast_slot() {
-            write(slot, job);
-            self.owner.advance(slot);
-            return Ok(slot);
-        }
-        let Some(slot) = self.owner.next_slot() else {
+        let Some(slot) = self.owner.fast_slot() else {
             return Err(job);
         };
         write(slot, job);
-        if self.owner.push() {
+        if self.owner.advance(slot) {
             self.push_slow();
         }
         Ok(slot)
@@ -630,14 +647,55 @@ impl Worker {
                 (Some(t), Some(o)) => Some(t.min(o)),
                 (t, o) => t.or(o),
             };
+            self.sched().parking(self, true);
             r.sleep.sleep(self.index, self.roots(), timeout, || {
                 self.sched().work_visible(self)
                     || done()
                     || me.has_mail.load(SeqCst)
                     || r.terminate.load(Relaxed)
                     || crate::team::idle_wanted(r, self.index)
+                    || self.lifeline_look()
             });
+            self.sched().parking(self, false);
+            if let Some(v) = r.sleep.take_hint(self.index) {
+                self.hint.set(Some(v));
+            }
         }
+    }
+
+    /// A sleeper's last look for work whose owner may not come back to the runtime
+    /// (PROTOCOLS.md, "Lifelines"): raises every other worker's push gate (the sign, so
+    /// that its next push shares and wakes a sleeper), fences asymmetrically, and then
+    /// reaches the private tasks of any owner whose push did not see the sign. True if
+    /// it reached work, or saw private work it could not reach this time.
+    fn lifeline_look(&self) -> bool {
+        let r = &self.registry;
+        let n = r.workers();
+        if n == 1 || !crate::sync::heavy_fence_available() {
+            return false;
+        }
+        let others = || {
+            let start = self.next_random() as usize % n;
+            (0..n)
+                .map(move |i| (start + i) % n)
+                .filter(|&v| v != self.index)
+        };
+        others().for_each(|v| r.infos[v].deque.raise_limit());
+        if !crate::sync::heavy_fence() {
+            return false;
+        }
+        let mut unreached = false;
+        for v in others().filter(|&v| r.infos[v].deque.has_private()) {
+            if self.sched().lifeline(self, v) {
+                stat!(self.counters(), lifelines);
+                self.hint.set(Some(v));
+                return true;
+            }
+            // Its owner is in a slow path, or another lifeline is under way: look again
+            // rather than sleep past a task its owner may never share.
+            unreached = true;
+        }
+        unreached
     }
 
     fn run_loop(&self) {
@@ -683,7 +741,7 @@ impl Worker {
         if crate::reduce::help(self) {
             return true;
         }
-        let victim = self.random_victim();
+        let victim = self.hint.take().or_else(|| self.random_victim());
         if self.sched().steal(self, victim) {
             stat!(self.counters(), steals);
             // A hint: there may be more where this came from.

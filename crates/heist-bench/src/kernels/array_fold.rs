@@ -3,7 +3,7 @@
 //! bound: two cores share one memory bus.
 
 use super::par_loop::{self, close, mix, orx, par_versions, LoopInstance};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 
 /// The array-fold kernel of the catalogue.
@@ -16,11 +16,12 @@ impl Bench for ArrayFold {
     fn about(&self) -> &'static str {
         "sum of a Vec<f64> (memory bound)"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "10^5",
-            SizeClass::Quick => "10^8",
-            SizeClass::Full => "10^8",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "10^5",
+            small: "10^7",
+            quick: "10^8",
+            full: "10^8",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {

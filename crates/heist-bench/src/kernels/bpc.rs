@@ -15,7 +15,7 @@
 
 use super::spc::consume;
 use super::work;
-use crate::bench::{self, verify, whole, Bench, Instance, SizeClass};
+use crate::bench::{self, verify, whole, Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 use crate::spawn::{self, ScopeTask, Spawner, Tally};
 use std::hint::black_box;
@@ -37,11 +37,12 @@ impl Bench for Bpc {
         "producers spawn a producer and n consumers of t µs, d deep (size \"d,n,t\")"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "50,9,1",
-            SizeClass::Quick => "1000,99,1",
-            SizeClass::Full => "1000,999,10",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "50,9,1",
+            small: "500,99,1",
+            quick: "1000,99,1",
+            full: "1000,999,10",
         }
     }
 
@@ -154,22 +155,16 @@ impl Instance for BpcInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::check_catches;
 
     #[test]
     fn corrupted_result_fails_verify() {
-        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
         let p = parse_size("20,9,0").unwrap();
         let mut inst = BpcInstance::new(p);
-        assert!(inst.verify().is_err(), "not run yet");
-        inst.run(&rt);
-        assert_eq!(inst.verify(), Ok(()));
-        inst.tally.add(0); // a consumer counted twice
-        assert!(inst.verify().is_err());
-        inst.reset();
-        inst.run(&rt);
-        assert_eq!(inst.verify(), Ok(()));
-        inst.tally.set(Tally::expected(p.tasks() - 1)); // the last producer lost
-        assert!(inst.verify().is_err());
+        let twice = |i: &mut BpcInstance| i.tally.add(0); // a consumer counted twice
+                                                          // The last producer lost.
+        let lost = |i: &mut BpcInstance| i.tally.set(Tally::expected(p.tasks() - 1));
+        check_catches(RuntimeKind::Seq, &mut inst, &[&twice, &lost]);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::hash_fold::entry;
 use super::par_loop::{self, equal, mix, orx, par_versions, LoopInstance};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 use std::collections::BTreeMap;
 use std::num::Wrapping;
@@ -19,11 +19,12 @@ impl Bench for BTreeFold {
     fn about(&self) -> &'static str {
         "fold over a std BTreeMap in place (rayon copies it into a Vec first)"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "10^4",
-            SizeClass::Quick => "10^7",
-            SizeClass::Full => "10^7",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "10^4",
+            small: "10^6",
+            quick: "10^7",
+            full: "10^7",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {

@@ -5,7 +5,7 @@
 //! index to a [`Tally`]. The barrier at the root waits for the whole tree. heist uses
 //! `spawn_detached`, rayon `rayon::spawn` with a count (see [`super::detached_flat`]).
 
-use super::spawn_tree::{Shape, SpawnBench, SpawnInstance};
+use super::spawn_bench::{Shape, SpawnBench, SpawnInstance};
 use crate::spawn::{Detach, Tally};
 
 /// The detached-tree kernel of the catalogue.

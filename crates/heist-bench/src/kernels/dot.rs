@@ -3,7 +3,7 @@
 //! integers, so every partial sum is exact and the result must equal the sequential
 //! sum exactly, whatever the order of the additions.
 
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::fork::Fork;
 use crate::reduction::{self, Checked, Reduce};
 use crate::runtime::RuntimeKind;
@@ -23,16 +23,17 @@ impl Bench for Dot {
         "dot product of two f64 vectors, ranges pushed as tasks"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "100000",
-            SizeClass::Quick => "10000000",
-            SizeClass::Full => "100000000",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "100000",
+            small: "2000000",
+            quick: "10000000",
+            full: "100000000",
         }
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {
-        reduction::supports(kind)
+        reduction::supports(kind, true)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
@@ -107,5 +108,9 @@ impl Reduce for DotRun {
 
     fn describe(&self) -> String {
         format!("dot of {} pairs", self.x.len())
+    }
+
+    fn on_peer(&self, p: &crate::peers::Peer) -> f64 {
+        p.dot(&self.x, &self.y, GRAIN)
     }
 }

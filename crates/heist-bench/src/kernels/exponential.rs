@@ -5,7 +5,7 @@
 
 use super::par_loop::{self, equal, orx, par_versions, LoopInstance};
 use super::work::spin;
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 use std::num::Wrapping;
 
@@ -19,15 +19,16 @@ impl Bench for Exponential {
     fn about(&self) -> &'static str {
         "element i costs 2^(i/100) ns"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "1200",
-            SizeClass::Quick => "2100",
-            SizeClass::Full => "2300",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "1200",
+            small: "1800",
+            quick: "2100",
+            full: "2300",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind, true)
+        par_loop::supports(kind, true) || crate::peers::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("exponential", size)?;
@@ -60,6 +61,9 @@ par_versions!(par, |n: u64| -> Wrapping<u64> {
 });
 
 fn run(rt: &Runtime, &n: &u64) -> Wrapping<u64> {
+    if let Some(p) = rt.peer() {
+        return Wrapping(p.sum(n, &|i| element(i).0));
+    }
     par_loop::on_all(
         rt,
         || seq(&n),

@@ -2,12 +2,12 @@
 //! of the time is fork-join overhead (BENCHMARKS.md "Fork-join, recursive"; the Lace paper §6
 //! `fib`, Prell's thesis ch. 6).
 //!
-//! Every call with `n ≥ 2` joins `fib(n-1)` and `fib(n-2)`; with [`crate::fork::Seq`] this
+//! Every call with `n ≥ 2` joins `fib(n-1)` and `fib(n-2)`; with [`crate::fork::SEQ`] this
 //! is the plain recursive function. The result is checked against an iterative Fibonacci.
 
-use crate::bench::{count, verify_eq, Bench, Instance, SizeClass};
+use crate::bench::{count, verify_eq, Bench, Instance, Sizes};
 use crate::fork::Fork;
-use crate::runtime::{Runtime, Task};
+use crate::runtime::{Runtime, RuntimeKind, Task};
 use std::hint::black_box;
 
 /// Largest `n` whose Fibonacci number fits a `u64`.
@@ -25,12 +25,17 @@ impl Bench for Fib {
         "fib(n) by binary recursion, no cut-off (pure fork-join overhead)"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "20",
-            SizeClass::Quick => "36",
-            SizeClass::Full => "40",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "20",
+            small: "32",
+            quick: "36",
+            full: "40",
         }
+    }
+
+    fn supports(&self, kind: RuntimeKind) -> bool {
+        !kind.opt_in() || crate::peers::supports(kind, false)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
@@ -90,7 +95,11 @@ impl FibInstance {
 
 impl Instance for FibInstance {
     fn run(&mut self, rt: &Runtime) {
-        self.result = Some(rt.exec(FibTask(black_box(self.n))));
+        let n = black_box(self.n);
+        self.result = Some(match rt.peer() {
+            Some(p) => p.fib(n),
+            None => rt.exec(FibTask(n)),
+        });
     }
 
     fn verify(&self) -> Result<(), String> {
@@ -106,7 +115,7 @@ impl Instance for FibInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::RuntimeKind;
+    use crate::bench::check_catches;
 
     #[test]
     fn reference_matches_known_values() {
@@ -119,13 +128,8 @@ mod tests {
 
     #[test]
     fn corrupted_result_fails_verify() {
-        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
         let mut inst = FibInstance::new(20);
-        assert!(inst.verify().is_err(), "not run yet");
-        inst.run(&rt);
-        assert_eq!(inst.verify(), Ok(()));
-        inst.result = Some(6766);
-        assert!(inst.verify().is_err());
+        check_catches(RuntimeKind::Seq, &mut inst, &[&|i| i.result = Some(6766)]);
     }
 
     #[test]

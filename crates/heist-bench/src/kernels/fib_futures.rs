@@ -8,8 +8,8 @@
 //! Fibonacci.
 
 use super::fib::{fib, fib_iterative};
-use crate::bench::{Bench, Instance, SizeClass};
-use crate::fork::Seq;
+use crate::bench::{Bench, Instance, Sizes};
+use crate::fork::SEQ;
 use crate::runtime::{Runtime, RuntimeKind};
 use crate::spawn;
 use std::hint::black_box;
@@ -26,11 +26,12 @@ impl Bench for FibFutures {
         "fib(n) with a promise for n-1, no cut-off (promises' overhead)"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "20",
-            SizeClass::Quick => "32",
-            SizeClass::Full => "36",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "20",
+            small: "30",
+            quick: "32",
+            full: "36",
         }
     }
 
@@ -63,7 +64,7 @@ pub fn fib_futures(w: &heist::Worker, n: u32) -> u64 {
 
 fn run(rt: &Runtime, n: u32) -> u64 {
     match (rt.kind(), rt.heist_pool()) {
-        (RuntimeKind::Seq, _) => fib(Seq, n),
+        (RuntimeKind::Seq, _) => fib(SEQ, n),
         (_, Some(pool)) => pool.run(|w| fib_futures(w, n)),
         (kind, None) => panic!("fib-futures: heist's promises do not exist on {kind}"),
     }

@@ -8,8 +8,8 @@
 
 use super::fib::fib;
 use super::fib_futures::FibRun;
-use crate::bench::{Bench, Instance, SizeClass};
-use crate::fork::{Fork, Seq};
+use crate::bench::{Bench, Instance, Sizes};
+use crate::fork::{Fork, SEQ};
 use crate::runtime::{Runtime, RuntimeKind, Task};
 
 /// The fib-install kernel of the catalogue.
@@ -24,11 +24,12 @@ impl Bench for FibInstall {
         "fib(n) through the free join (heist::join / rayon::join), no cut-off"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "20",
-            SizeClass::Quick => "30",
-            SizeClass::Full => "36",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "20",
+            small: "28",
+            quick: "30",
+            full: "36",
         }
     }
 
@@ -62,7 +63,7 @@ impl Task for RayonFib {
 
 fn run(rt: &Runtime, n: u32) -> u64 {
     match (rt.kind(), rt.heist_pool()) {
-        (RuntimeKind::Seq, _) => fib(Seq, n),
+        (RuntimeKind::Seq, _) => fib(SEQ, n),
         (_, Some(pool)) => pool.run(|_| fib_heist_join(n)),
         (RuntimeKind::Rayon, None) => rt.exec(RayonFib(n)),
         (kind, None) => panic!("fib-install: {kind} has no free join"),

@@ -3,7 +3,7 @@
 //! sequential one (by an order-sensitive checksum and the length).
 
 use super::par_loop::{self, equal, mix, orx, par_versions, LoopInstance};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 
 /// The filter-collect kernel of the catalogue.
@@ -16,11 +16,12 @@ impl Bench for FilterCollect {
     fn about(&self) -> &'static str {
         "filter(..).collect::<Vec<_>>() over a range, about half kept"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "10^5",
-            SizeClass::Quick => "5e7",
-            SizeClass::Full => "5e7",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "10^5",
+            small: "5e6",
+            quick: "5e7",
+            full: "5e7",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {

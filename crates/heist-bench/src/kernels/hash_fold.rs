@@ -5,7 +5,7 @@
 //! traffic.
 
 use super::par_loop::{self, equal, mix, orx, par_versions, LoopInstance};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 use std::collections::HashMap;
 use std::num::Wrapping;
@@ -23,11 +23,12 @@ impl Bench for HashFold {
     fn about(&self) -> &'static str {
         "fold over a std HashMap in place (rayon copies it into a Vec first)"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "10^4",
-            SizeClass::Quick => "2e7",
-            SizeClass::Full => "2e7",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "10^4",
+            small: "2e6",
+            quick: "2e7",
+            full: "2e7",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {

@@ -5,7 +5,7 @@
 //! atomic). A task pushes the skip branch and goes on with the take branch. The instance
 //! is seeded; the result is checked against dynamic programming over the capacity.
 
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::fork::Fork;
 use crate::reduction::{self, Checked, Reduce};
 use crate::runtime::RuntimeKind;
@@ -23,16 +23,17 @@ impl Bench for Knapsack {
         "0/1 knapsack branch and bound on a seeded instance (BOTS), shared best bound"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "30",
-            SizeClass::Quick => "57",
-            SizeClass::Full => "60",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "30",
+            small: "45",
+            quick: "57",
+            full: "60",
         }
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {
-        reduction::supports(kind)
+        reduction::supports(kind, false)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {

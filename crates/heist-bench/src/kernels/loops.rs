@@ -9,7 +9,7 @@
 
 use super::par_loop::{self, equal, mix, orx, par_versions, LoopInstance};
 use super::work::spin;
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 use std::num::Wrapping;
 
@@ -50,20 +50,22 @@ impl Bench for Loop {
             Shape::Decreasing => "thesis loop DG: IG reversed",
         }
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match (self.0, class) {
-            (Shape::Fine, SizeClass::Test) => "1000",
-            (Shape::Fine, _) => "5e5",
-            (Shape::Coarse, SizeClass::Test) => "2",
-            (Shape::Coarse, _) => "40",
-            (Shape::Random, SizeClass::Test) => "20",
-            (Shape::Random, _) => "1000",
-            (_, SizeClass::Test) => "100",
-            (_, _) => "2000",
+    fn sizes(&self) -> Sizes {
+        let [test, small, quick] = match self.0 {
+            Shape::Fine => ["1000", "5e4", "5e5"],
+            Shape::Coarse => ["2", "8", "40"],
+            Shape::Random => ["20", "100", "1000"],
+            Shape::Increasing | Shape::Decreasing => ["100", "600", "2000"],
+        };
+        Sizes {
+            test,
+            small,
+            quick,
+            full: quick,
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind, true)
+        par_loop::supports(kind, true) || crate::peers::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size(self.name(), size)?;
@@ -108,6 +110,9 @@ par_versions!(par, |shape: Shape, n: u64| -> Wrapping<u64> {
 });
 
 fn run(rt: &Runtime, &(shape, n): &(Shape, u64)) -> Wrapping<u64> {
+    if let Some(p) = rt.peer() {
+        return Wrapping(p.sum(n, &|i| iteration(shape, i, n).0));
+    }
     par_loop::on_all(
         rt,
         || seq(&(shape, n)),

@@ -4,7 +4,7 @@
 //! irregular.
 
 use super::par_loop::{self, equal, orx, par_versions, LoopInstance};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 
 /// The mandelbrot kernel of the catalogue.
@@ -20,15 +20,16 @@ impl Bench for Mandelbrot {
     fn about(&self) -> &'static str {
         "escape counts of a w x w image, 1000 iterations, one loop over the pixels"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "64",
-            SizeClass::Quick => "1024",
-            SizeClass::Full => "2048",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "64",
+            small: "256",
+            quick: "1024",
+            full: "2048",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind, true)
+        par_loop::supports(kind, true) || crate::peers::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let w = par_loop::parse_size("mandelbrot", size)?;
@@ -68,6 +69,9 @@ par_versions!(par, |w: u64| -> u64 {
 });
 
 fn run(rt: &Runtime, &w: &u64) -> u64 {
+    if let Some(p) = rt.peer() {
+        return p.sum(w * w, &|p| escape(p, w));
+    }
     par_loop::on_all(
         rt,
         || seq(&w),

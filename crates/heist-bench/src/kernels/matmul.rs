@@ -11,9 +11,10 @@
 //! above, by Freivalds' test against two fixed vectors `x`, comparing `C·x` with
 //! `A·(B·x)` (precomputed) within a rounding bound.
 
-use crate::bench::{parse_size, whole, Bench, Instance, SizeClass};
+use crate::bench::{parse_size, whole, Bench, Instance, Sizes};
 use crate::fork::Fork;
-use crate::runtime::{Runtime, Task};
+use crate::peers::ffi;
+use crate::runtime::{Runtime, RuntimeKind, Task};
 use std::marker::PhantomData;
 
 /// Largest extent of each dimension in the base case.
@@ -35,12 +36,17 @@ impl Bench for Matmul {
         "Cilk recursive n×n f64 matrix multiply (split the largest dimension)"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "64",
-            SizeClass::Quick => "1024",
-            SizeClass::Full => "2048",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "64",
+            small: "512",
+            quick: "1024",
+            full: "2048",
         }
+    }
+
+    fn supports(&self, kind: RuntimeKind) -> bool {
+        !kind.opt_in() || crate::peers::supports(kind, false)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
@@ -69,6 +75,17 @@ impl<'a> View<'a> {
             rows,
             cols,
             stride: cols,
+        }
+    }
+
+    /// A `rows×cols` view of `data` whose rows start `stride` apart.
+    fn strided(data: &'a [f64], rows: usize, cols: usize, stride: usize) -> Self {
+        View {
+            data,
+            off: 0,
+            rows,
+            cols,
+            stride,
         }
     }
 
@@ -186,6 +203,49 @@ fn base(a: View, b: View, mut c: ViewMut) {
             }
         }
     }
+}
+
+/// [`base`] for the C++ peers: `c += a·b` of an `m×k` and a `k×n` block with row strides
+/// `sa`, `sb`, `sc`.
+///
+/// # Safety
+/// Each block lies inside one matrix, `c`'s within the matrix the caller lent mutably, and
+/// no other thread reads or writes `c`'s block during the call (the C++ kernel splits `C`
+/// into disjoint blocks, as [`matmul`] does).
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn base_ffi(
+    a: *const f64,
+    b: *const f64,
+    c: *mut f64,
+    m: usize,
+    k: usize,
+    n: usize,
+    sa: usize,
+    sb: usize,
+    sc: usize,
+) {
+    let span = |rows: usize, cols: usize, stride: usize| match rows {
+        0 => 0,
+        r => (r - 1) * stride + cols,
+    };
+    // SAFETY: by the contract, the `span` elements from each pointer lie in its matrix,
+    // and those of `c`'s block that the view reaches (`cols` of every `stride`) are
+    // reachable through this view alone.
+    let (a, b) = unsafe {
+        (
+            std::slice::from_raw_parts(a, span(m, k, sa)),
+            std::slice::from_raw_parts(b, span(k, n, sb)),
+        )
+    };
+    let (a, b) = (View::strided(a, m, k, sa), View::strided(b, k, n, sb));
+    let c = ViewMut {
+        ptr: c,
+        rows: m,
+        cols: n,
+        stride: sc,
+        _borrow: PhantomData,
+    };
+    base(a, b, c);
 }
 
 /// `c += a·b`, recursively splitting the largest dimension.
@@ -372,7 +432,22 @@ impl Instance for MatmulInstance {
             b: &self.b,
             c: &mut self.c,
         };
-        rt.exec(task);
+        match rt.peer() {
+            Some(p) => {
+                let k = ffi::Matmul {
+                    n: task.n,
+                    a: task.a.as_ptr(),
+                    b: task.b.as_ptr(),
+                    c: task.c.as_mut_ptr(),
+                    base_max: BASE,
+                    base: base_ffi,
+                };
+                // SAFETY: the matrices are n×n, `c` is borrowed mutably by `task` alone,
+                // and `base_ffi` stays within the blocks it is given (see there).
+                unsafe { p.matmul(&k) }
+            }
+            None => rt.exec(task),
+        }
     }
 
     fn verify(&self) -> Result<(), String> {
@@ -383,7 +458,6 @@ impl Instance for MatmulInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::RuntimeKind;
 
     fn run_seq(inst: &mut MatmulInstance) {
         let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();

@@ -4,7 +4,7 @@
 //! triangular. Each row is summed in the same order everywhere, so results are exact.
 
 use super::par_loop::{self, equal, mix, orx, par_versions, LoopInstance};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 
 /// The matvec-tri kernel of the catalogue.
@@ -17,15 +17,16 @@ impl Bench for MatvecTri {
     fn about(&self) -> &'static str {
         "lower-triangular matrix x vector, entries generated (row i costs i)"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "300",
-            SizeClass::Quick => "2e4",
-            SizeClass::Full => "4e4",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "300",
+            small: "1e4",
+            quick: "2e4",
+            full: "4e4",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind, true)
+        par_loop::supports(kind, true) || crate::peers::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("matvec-tri", size)?;
@@ -66,6 +67,11 @@ par_versions!(par, |x: &[f64]| -> Vec<f64> {
 
 #[allow(clippy::ptr_arg)]
 fn run(rt: &Runtime, x: &Vec<f64>) -> Vec<f64> {
+    if let Some(p) = rt.peer() {
+        let mut out = vec![0.0; x.len()];
+        p.fill(&mut out, &|i| row(i, x));
+        return out;
+    }
     par_loop::on_all(
         rt,
         || seq(x),

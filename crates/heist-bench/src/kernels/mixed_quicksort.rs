@@ -24,7 +24,7 @@
 //! of four randoms), `buckets`, `staggered`. The size is `input:n`. The result must equal
 //! a copy sorted once at setup with `sort_unstable`.
 
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::fork::{self, Fork};
 use crate::runtime::{Runtime, RuntimeKind};
 use rayon::slice::ParallelSliceMut;
@@ -54,11 +54,12 @@ impl Bench for MixedQuicksort {
         "quicksort whose partitions run on teams of workers (Wimmer-Traff)"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "random:65535",
-            SizeClass::Quick => "random:8388607",
-            SizeClass::Full => "random:33554431",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "random:65535",
+            small: "random:2097151",
+            quick: "random:8388607",
+            full: "random:33554431",
         }
     }
 
@@ -157,7 +158,7 @@ impl Instance for SortRun {
             }
             RuntimeKind::HeistJoin => {
                 let pool = rt.heist_pool().expect("heist has a pool");
-                pool.run(|w| fork_sort(fork::Heist::new(w), data));
+                pool.run(|w| fork_sort(fork::heist(w), data));
             }
             _ => {
                 let pool = rt.heist_pool().expect("heist has a pool");
@@ -268,7 +269,7 @@ fn best_team(m: usize, p: usize) -> usize {
 fn mm_sort(w: &heist::Worker, a: &mut [u32], budget: usize) {
     let q = best_team(a.len(), budget);
     if q == 1 {
-        return fork_sort(fork::Heist::new(w), a);
+        return fork_sort(fork::heist(w), a);
     }
     let k = team_partition(w, a, q);
     let (l, r) = a.split_at_mut(k);

@@ -4,6 +4,7 @@ pub mod array_fold;
 pub mod bpc;
 pub mod btree_fold;
 pub mod cilksort;
+pub mod coarse;
 pub mod detached_flat;
 pub mod detached_tree;
 pub mod dot;
@@ -31,6 +32,7 @@ pub mod reduce_nqueens;
 pub mod reduce_uts;
 pub mod sparselu;
 pub mod sparselu_detached;
+pub mod spawn_bench;
 pub mod spawn_flat;
 pub mod spawn_tree;
 pub mod spc;
@@ -93,6 +95,12 @@ pub fn all() -> Vec<&'static dyn Bench> {
         &knapsack::Knapsack,
         &dot::Dot,
         &mixed_quicksort::MixedQuicksort,
+        &coarse::Coarse(coarse::Shape::Spawn),
+        &coarse::Coarse(coarse::Shape::Join),
+        &coarse::Coarse(coarse::Shape::Loop),
+        &coarse::Coarse(coarse::Shape::Promise),
+        &coarse::Coarse(coarse::Shape::Detached),
+        &coarse::Coarse(coarse::Shape::Nested),
     ]
 }
 

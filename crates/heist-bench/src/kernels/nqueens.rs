@@ -8,9 +8,10 @@
 //! binary splitting of that set with `join`, so each legal placement becomes one leaf of
 //! the join tree. The count is checked against the known solution counts (OEIS A000170).
 
-use crate::bench::{count, verify_eq, Bench, Instance, SizeClass};
+use crate::bench::{count, verify_eq, Bench, Instance, Sizes};
 use crate::fork::Fork;
-use crate::runtime::{Runtime, Task};
+use crate::peers::ffi;
+use crate::runtime::{Runtime, RuntimeKind, Task};
 use std::hint::black_box;
 
 /// Largest board size accepted (the last entry of [`SOLUTIONS`]).
@@ -53,12 +54,17 @@ impl Bench for NQueens {
         "count N-Queens solutions (BOTS), a task per legal placement"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "8",
-            SizeClass::Quick => "12",
-            SizeClass::Full => "14",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "8",
+            small: "11",
+            quick: "12",
+            full: "14",
         }
+    }
+
+    fn supports(&self, kind: RuntimeKind) -> bool {
+        !kind.opt_in() || crate::peers::supports(kind, false)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
@@ -104,6 +110,13 @@ pub fn legal_columns(n: usize, row: usize, a: &Board) -> u32 {
         }
     }
     legal
+}
+
+/// [`legal_columns`] for the C++ peers, whose boards are `[u8; MAX_N]` too.
+extern "C" fn legal_ffi(n: u32, row: u32, board: *const u8) -> u32 {
+    // SAFETY: the C++ kernel passes a pointer to its `Board`, MAX_N bytes like ours.
+    let a = unsafe { &*board.cast::<Board>() };
+    legal_columns(n as usize, row as usize, a)
 }
 
 /// Splits a bit set into its lower and upper halves by number of members.
@@ -172,7 +185,11 @@ impl QueensInstance {
 
 impl Instance for QueensInstance {
     fn run(&mut self, rt: &Runtime) {
-        self.result = Some(rt.exec(QueensTask(black_box(self.n))));
+        let n = black_box(self.n);
+        self.result = Some(match rt.peer() {
+            Some(p) => p.nqueens(n as u32, &ffi::NQueens { legal: legal_ffi }),
+            None => rt.exec(QueensTask(n)),
+        });
     }
 
     fn verify(&self) -> Result<(), String> {
@@ -184,7 +201,7 @@ impl Instance for QueensInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::RuntimeKind;
+    use crate::bench::check_catches;
 
     #[test]
     fn small_boards_match_the_table() {
@@ -198,12 +215,8 @@ mod tests {
 
     #[test]
     fn corrupted_result_fails_verify() {
-        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
         let mut inst = QueensInstance::new(8);
-        inst.run(&rt);
-        assert_eq!(inst.result, Some(92));
-        inst.result = Some(91);
-        assert!(inst.verify().is_err());
+        check_catches(RuntimeKind::Seq, &mut inst, &[&|i| i.result = Some(91)]);
     }
 
     #[test]

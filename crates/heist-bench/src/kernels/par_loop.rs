@@ -243,6 +243,9 @@ pub fn on_all<R: Send>(
                 rt.kind()
             )
         }
+        RuntimeKind::Tbb | RuntimeKind::Omp | RuntimeKind::OmpGuided | RuntimeKind::Gomp => {
+            unreachable!("{}: the kernel's C++ version runs before this", rt.kind())
+        }
     }
 }
 

@@ -1,9 +1,9 @@
 //! par-sort: `par_sort_unstable` of n pseudo-random `u64`s (BENCHMARKS.md); seq is std's
-//! `sort_unstable`. The input is restored before every run and the output compared
+//! `sort_unstable`, tbb's `parallel_sort`. The input is restored before every run and the output compared
 //! with the sequentially sorted copy.
 
 use super::par_loop::{self, mix};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 
 /// The par-sort kernel of the catalogue.
@@ -16,16 +16,18 @@ impl Bench for ParSort {
     fn about(&self) -> &'static str {
         "par_sort_unstable of pseudo-random u64 (seq: sort_unstable)"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "10^5",
-            SizeClass::Quick => "10^7",
-            SizeClass::Full => "10^8",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "10^5",
+            small: "10^6",
+            quick: "10^7",
+            full: "10^8",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind, false)
-            && !matches!(kind, RuntimeKind::RayonBest | RuntimeKind::HeistClaim)
+        kind == RuntimeKind::Tbb
+            || par_loop::supports(kind, false)
+                && !matches!(kind, RuntimeKind::RayonBest | RuntimeKind::HeistClaim)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("par-sort", size)?;
@@ -61,11 +63,18 @@ impl Instance for SortInstance {
                 rt.install(|| rayon::prelude::ParallelSliceMut::par_sort_unstable(&mut data[..]))
             }
             RuntimeKind::Seq | RuntimeKind::Chili => data.sort_unstable(),
+            RuntimeKind::Tbb => {
+                let peer = rt.peer().expect("tbb is a peer");
+                assert!(peer.par_sort(data), "tbb has parallel_sort");
+            }
             RuntimeKind::HeistJoin
             | RuntimeKind::RayonTls
             | RuntimeKind::RayonBest
             | RuntimeKind::HeistClaim
-            | RuntimeKind::Orx => {
+            | RuntimeKind::Orx
+            | RuntimeKind::Omp
+            | RuntimeKind::OmpGuided
+            | RuntimeKind::Gomp => {
                 unreachable!("{} does not run par-sort (Bench::supports)", rt.kind())
             }
         }

@@ -7,7 +7,7 @@
 //! the instance is built: the same segment count (the splitting of a segment does not
 //! depend on the order) and |Δπ| ≤ 1e−9, and against π itself to the same bound.
 
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::fork::{self, Fork};
 use crate::reduction::{self, Reduce};
 use crate::runtime::{Runtime, RuntimeKind};
@@ -28,16 +28,17 @@ impl Bench for Pi {
         "pi by adaptive quadrature of 4*sqrt(1-x^2) (Blaze), segments as tasks"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "1e-10",
-            SizeClass::Quick => "1e-15",
-            SizeClass::Full => "1e-16",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "1e-10",
+            small: "1e-14",
+            quick: "1e-15",
+            full: "1e-16",
         }
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {
-        reduction::supports(kind)
+        reduction::supports(kind, true)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
@@ -50,7 +51,7 @@ impl Bench for Pi {
             expected: (0.0, 0),
             result: None,
         };
-        run.expected = run.join(fork::Seq);
+        run.expected = run.join(fork::SEQ);
         Ok(Box::new(run))
     }
 }
@@ -145,6 +146,10 @@ impl Reduce for PiRun {
 
     fn describe(&self) -> String {
         "pi".into()
+    }
+
+    fn on_peer(&self, p: &crate::peers::Peer) -> (f64, u64) {
+        p.pi(self.tol)
     }
 }
 

@@ -3,7 +3,7 @@
 //! (BENCHMARKS.md; after rayon-demo's nested-loops example).
 
 use super::par_loop::{self, equal, orx, par_versions, LoopInstance};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 
 /// The pythagoras kernel of the catalogue.
@@ -16,11 +16,12 @@ impl Bench for Pythagoras {
     fn about(&self) -> &'static str {
         "primitive Pythagorean triples from m < M (nested loops)"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "200",
-            SizeClass::Quick => "4000",
-            SizeClass::Full => "8000",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "200",
+            small: "2000",
+            quick: "4000",
+            full: "8000",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {

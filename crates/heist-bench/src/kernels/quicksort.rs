@@ -8,9 +8,10 @@
 //! multiset). The input generator, the partition, the insertion sort and the check are
 //! shared with [`super::cilksort`].
 
-use crate::bench::{parse_size, whole, Bench, Instance, SizeClass};
+use crate::bench::{parse_size, whole, Bench, Instance, Sizes};
 use crate::fork::Fork;
-use crate::runtime::{Runtime, Task};
+use crate::peers::ffi;
+use crate::runtime::{Runtime, RuntimeKind, Task};
 
 /// Sub-arrays of at most this many elements are insertion-sorted.
 const INSERTION: usize = 100;
@@ -29,12 +30,17 @@ impl Bench for Quicksort {
         "in-place parallel quicksort, median of three, insertion sort <= 100"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "10^4",
-            SizeClass::Quick => "10^7",
-            SizeClass::Full => "10^8",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "10^4",
+            small: "10^6",
+            quick: "10^7",
+            full: "10^8",
         }
+    }
+
+    fn supports(&self, kind: RuntimeKind) -> bool {
+        !kind.opt_in() || crate::peers::supports(kind, false)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
@@ -164,6 +170,31 @@ pub fn quicksort<F: Fork>(f: F, v: &mut [u64]) {
     f.join(|f| quicksort(f, lo), |f| quicksort(f, &mut hi[1..]));
 }
 
+/// The sequential parts of [`quicksort`], for the C++ peers.
+const SORT_FFI: ffi::Sort = ffi::Sort {
+    cutoff: INSERTION,
+    partition: partition_ffi,
+    insertion: insertion_ffi,
+};
+
+/// [`partition`] of the `n` elements at `v`.
+///
+/// # Safety
+/// `v..v+n` is a slice no one else uses during the call.
+unsafe extern "C" fn partition_ffi(v: *mut u64, n: usize) -> usize {
+    // SAFETY: by the contract.
+    partition(unsafe { std::slice::from_raw_parts_mut(v, n) })
+}
+
+/// [`insertion_sort`] of the `n` elements at `v`.
+///
+/// # Safety
+/// As for [`partition_ffi`].
+unsafe extern "C" fn insertion_ffi(v: *mut u64, n: usize) {
+    // SAFETY: by the contract.
+    insertion_sort(unsafe { std::slice::from_raw_parts_mut(v, n) })
+}
+
 struct QuicksortTask<'a>(&'a mut [u64]);
 
 impl Task for QuicksortTask<'_> {
@@ -194,7 +225,12 @@ impl Instance for QuicksortInstance {
     }
 
     fn run(&mut self, rt: &Runtime) {
-        rt.exec(QuicksortTask(&mut self.data));
+        match rt.peer() {
+            // SAFETY: `partition` returns the pivot's index, inside the slice, and both
+            // functions work within the slice they are given.
+            Some(p) => unsafe { p.quicksort(&mut self.data, &SORT_FFI) },
+            None => rt.exec(QuicksortTask(&mut self.data)),
+        }
     }
 
     fn verify(&self) -> Result<(), String> {
@@ -205,7 +241,7 @@ impl Instance for QuicksortInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::RuntimeKind;
+    use crate::bench::check_catches;
 
     #[test]
     fn sorts_small_and_duplicate_heavy_inputs() {
@@ -223,16 +259,16 @@ mod tests {
 
     #[test]
     fn corrupted_results_fail_verify() {
-        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
         let mut inst = QuicksortInstance::new(10_000);
-        assert!(inst.verify().is_err(), "input not sorted yet");
-        inst.run(&rt);
-        assert_eq!(inst.verify(), Ok(()));
-        inst.data.swap(10, 5000);
-        assert!(inst.verify().unwrap_err().contains("not sorted"));
-        inst.data.swap(10, 5000);
-        inst.data[5000] = inst.data[5001]; // sorted, but an element was replaced
-        assert!(inst.verify().unwrap_err().contains("permutation"));
+        let swapped = |i: &mut QuicksortInstance| {
+            i.data.swap(10, 5000);
+            assert!(i.verify().unwrap_err().contains("not sorted"));
+        };
+        let replaced = |i: &mut QuicksortInstance| {
+            i.data[5000] = i.data[5001]; // sorted, but an element was replaced
+            assert!(i.verify().unwrap_err().contains("permutation"));
+        };
+        check_catches(RuntimeKind::Seq, &mut inst, &[&swapped, &replaced]);
     }
 
     #[test]

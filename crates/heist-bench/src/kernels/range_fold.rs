@@ -4,7 +4,7 @@
 //! the per-element cost of the parallel iterator against a plain loop.
 
 use super::par_loop::{self, equal, mix, orx, par_versions, LoopInstance};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 use std::num::Wrapping;
 
@@ -18,11 +18,12 @@ impl Bench for RangeFold {
     fn about(&self) -> &'static str {
         "wrapping sum of a hash-mixed i over 0..n (per-element cost of a parallel loop)"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "10^5",
-            SizeClass::Quick => "10^9",
-            SizeClass::Full => "4e9",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "10^5",
+            small: "10^8",
+            quick: "10^9",
+            full: "4e9",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {

@@ -3,7 +3,7 @@
 //! leaves' ones are summed (fib(n) tasks, as in Blaze's formulation). The `join` version is the catalogue's [`fib`](super::fib::fib). Checked
 //! against the iterative Fibonacci.
 
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::fork::Fork;
 use crate::reduction::{self, Checked, Reduce};
 use crate::runtime::RuntimeKind;
@@ -21,15 +21,17 @@ impl Bench for ReduceFib {
         "fib(n) as tasks that push n-2 and continue as n-1; leaves summed"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "20",
-            SizeClass::Quick | SizeClass::Full => "40",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "20",
+            small: "32",
+            quick: "40",
+            full: "40",
         }
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {
-        reduction::supports(kind)
+        reduction::supports(kind, true)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
@@ -78,5 +80,9 @@ impl Reduce for FibRun {
 
     fn describe(&self) -> String {
         format!("reduce-fib({})", self.n)
+    }
+
+    fn on_peer(&self, p: &crate::peers::Peer) -> u64 {
+        p.reduce_fib(black_box(self.n))
     }
 }

@@ -5,7 +5,7 @@
 //! count is checked against the known solution counts.
 
 use super::nqueens::{self, Board, MAX_N};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::fork::Fork;
 use crate::reduction::{self, Checked, Reduce};
 use crate::runtime::RuntimeKind;
@@ -23,16 +23,17 @@ impl Bench for ReduceNQueens {
         "N-Queens solutions as tasks pushed per legal placement, counts summed"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "8",
-            SizeClass::Quick => "12",
-            SizeClass::Full => "13",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "8",
+            small: "11",
+            quick: "12",
+            full: "13",
         }
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {
-        reduction::supports(kind)
+        reduction::supports(kind, false)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {

@@ -5,7 +5,7 @@
 //! against the published ones.
 
 use super::uts::{self, Counts, State, Tree};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::fork::Fork;
 use crate::reduction::{self, Reduce};
 use crate::runtime::{Runtime, RuntimeKind};
@@ -22,16 +22,12 @@ impl Bench for ReduceUts {
         "UTS node count with pushed children, counts folded per worker"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "T1XS",
-            SizeClass::Quick => "T3",
-            SizeClass::Full => "T3L",
-        }
+    fn sizes(&self) -> Sizes {
+        super::uts::Uts.sizes()
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {
-        reduction::supports(kind)
+        reduction::supports(kind, false)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {

@@ -15,9 +15,11 @@
 //! with the sequential elision's, computed once at setup (same structure, every value
 //! within 1e-9 relative).
 
-use crate::bench::{parse_size, whole, Bench, Instance, SizeClass};
-use crate::fork::{Fork, Seq};
-use crate::runtime::{Runtime, Task};
+use crate::bench::{parse_size, whole, Bench, Instance, Sizes};
+use crate::fork::{Fork, SEQ};
+use crate::peers::ffi;
+use crate::runtime::{Runtime, RuntimeKind, Task};
+use std::ffi::{c_int, c_void};
 
 /// A block: `BS × BS` values, row-major.
 pub(super) type Block = Box<[f64]>;
@@ -34,12 +36,17 @@ impl Bench for SparseLu {
         "BOTS sparse block LU, fwd/bdiv/bmod tasks per phase (size \"NB,BS\")"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "10,10",
-            SizeClass::Quick => "40,32",
-            SizeClass::Full => "64,64",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "10,10",
+            small: "40,32",
+            quick: "40,32",
+            full: "64,64",
         }
+    }
+
+    fn supports(&self, kind: RuntimeKind) -> bool {
+        !kind.opt_in() || crate::peers::supports(kind, false)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
@@ -250,6 +257,118 @@ impl Task for SparseLuTask<'_> {
     }
 }
 
+/// A matrix lent to the C++ peers, whose kernel (cpp/kernels.hpp `sparselu`) runs the
+/// steps of [`sparselu`] with the same tasks: per step `kk`, `lu0` alone; then `fwd` and
+/// `bdiv` tasks, each on its own block, reading the diagonal; then `bmod` tasks, each
+/// writing its own block `(ii, jj)` and reading `(ii, kk)` and `(kk, jj)`, which no task
+/// of that phase writes; `exists` only between phases. So every `&mut` made below is
+/// the only reference to its block while it lives.
+struct Blocks {
+    slots: *mut Option<Block>,
+    nb: usize,
+    bs: usize,
+}
+
+impl Blocks {
+    fn of(m: &mut Matrix) -> Blocks {
+        Blocks {
+            slots: m.blocks.as_mut_ptr(),
+            nb: m.nb,
+            bs: m.bs,
+        }
+    }
+
+    /// Block `(ii, jj)`'s slot.
+    ///
+    /// # Safety
+    /// `m` is a live `Blocks`, `ii, jj < nb`, and no one writes the slot meanwhile.
+    unsafe fn slot<'a>(m: *const c_void, ii: usize, jj: usize) -> (&'a Blocks, *mut Option<Block>) {
+        // SAFETY: by the contract `m` is live and the index is inside the matrix.
+        unsafe {
+            let m = &*m.cast::<Blocks>();
+            (m, m.slots.add(ii * m.nb + jj))
+        }
+    }
+
+    /// # Safety
+    /// As for [`Blocks::slot`], between phases.
+    unsafe extern "C" fn exists(m: *const c_void, ii: usize, jj: usize) -> c_int {
+        // SAFETY: by the contract.
+        unsafe { c_int::from((*Self::slot(m, ii, jj).1).is_some()) }
+    }
+
+    /// # Safety
+    /// Called alone, for step `kk` (see the type's docs).
+    unsafe extern "C" fn lu0(m: *const c_void, kk: usize) {
+        // SAFETY: the diagonal block is reached by this call alone.
+        let (b, d) = unsafe { Self::slot(m, kk, kk) };
+        lu0(
+            unsafe { (*d).as_deref_mut() }.expect("diagonal blocks exist"),
+            b.bs,
+        );
+    }
+
+    /// # Safety
+    /// A task of step `kk`'s first phase (see the type's docs).
+    unsafe extern "C" fn fwd(m: *const c_void, kk: usize, jj: usize) {
+        // SAFETY: block (kk, jj) is this task's alone; the diagonal is only read.
+        let (b, d, col) = unsafe {
+            (
+                Self::slot(m, kk, kk).0,
+                &*Self::slot(m, kk, kk).1,
+                &mut *Self::slot(m, kk, jj).1,
+            )
+        };
+        fwd(
+            d.as_deref().expect("diagonal"),
+            col.as_deref_mut().expect("fwd block"),
+            b.bs,
+        );
+    }
+
+    /// # Safety
+    /// A task of step `kk`'s first phase (see the type's docs).
+    unsafe extern "C" fn bdiv(m: *const c_void, kk: usize, ii: usize) {
+        // SAFETY: block (ii, kk) is this task's alone; the diagonal is only read.
+        let (b, d, row) = unsafe {
+            (
+                Self::slot(m, kk, kk).0,
+                &*Self::slot(m, kk, kk).1,
+                &mut *Self::slot(m, ii, kk).1,
+            )
+        };
+        bdiv(
+            d.as_deref().expect("diagonal"),
+            row.as_deref_mut().expect("bdiv block"),
+            b.bs,
+        );
+    }
+
+    /// # Safety
+    /// A task of step `kk`'s second phase (see the type's docs).
+    unsafe extern "C" fn bmod(m: *const c_void, kk: usize, ii: usize, jj: usize) {
+        // SAFETY: block (ii, jj) is this task's alone; (ii, kk) and (kk, jj) are only read
+        // in this phase.
+        let (b, row, col, inner) = unsafe {
+            let (b, row) = Self::slot(m, ii, kk);
+            (
+                b,
+                &*row,
+                &*Self::slot(m, kk, jj).1,
+                &mut *Self::slot(m, ii, jj).1,
+            )
+        };
+        let bs = b.bs;
+        let inner = inner.get_or_insert_with(|| vec![0.0; bs * bs].into_boxed_slice());
+        bmod(
+            row.as_deref().expect("row block"),
+            col.as_deref().expect("column block"),
+            inner,
+            bs,
+        );
+    }
+}
+
 /// Compares the factored `got` with the reference: same allocated blocks, every value
 /// within 1e-9 relative (absolute below magnitude 1).
 pub(super) fn compare(got: &Matrix, reference: &Matrix) -> Result<(), String> {
@@ -285,7 +404,7 @@ struct SparseLuInstance {
 impl SparseLuInstance {
     fn new(nb: usize, bs: usize) -> Self {
         let mut reference = Matrix::generate(nb, bs);
-        sparselu(Seq, &mut reference);
+        sparselu(SEQ, &mut reference);
         SparseLuInstance {
             matrix: Matrix::generate(nb, bs),
             reference,
@@ -299,7 +418,24 @@ impl Instance for SparseLuInstance {
     }
 
     fn run(&mut self, rt: &Runtime) {
-        rt.exec(SparseLuTask(&mut self.matrix));
+        match rt.peer() {
+            Some(p) => {
+                let m = Blocks::of(&mut self.matrix);
+                let k = ffi::SparseLu {
+                    m: (&m as *const Blocks).cast(),
+                    nb: m.nb,
+                    exists: Blocks::exists,
+                    lu0: Blocks::lu0,
+                    fwd: Blocks::fwd,
+                    bdiv: Blocks::bdiv,
+                    bmod: Blocks::bmod,
+                };
+                // SAFETY: `Blocks`' callbacks are sound when called as the C++ kernel
+                // calls them (see `Blocks`), and `m` outlives the call.
+                unsafe { p.sparselu(&k) }
+            }
+            None => rt.exec(SparseLuTask(&mut self.matrix)),
+        }
     }
 
     fn verify(&self) -> Result<(), String> {
@@ -310,7 +446,7 @@ impl Instance for SparseLuInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::RuntimeKind;
+    use crate::bench::check_catches;
 
     /// The dense `n × n` matrix of `m` (empty blocks are zero).
     fn dense(m: &Matrix) -> Vec<f64> {
@@ -371,7 +507,7 @@ mod tests {
         for (nb, bs) in [(10, 10), (7, 3), (1, 5)] {
             let a = Matrix::generate(nb, bs);
             let mut lu = a.clone();
-            sparselu(Seq, &mut lu);
+            sparselu(SEQ, &mut lu);
             let e = backward_error(&a, &lu);
             assert!(e < 1e-10, "NB={nb}, BS={bs}: backward error {e}");
         }
@@ -379,18 +515,13 @@ mod tests {
 
     #[test]
     fn corrupted_result_fails_verify() {
-        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
         let mut inst = SparseLuInstance::new(10, 10);
-        assert!(inst.verify().is_err(), "not factored yet");
-        inst.reset();
-        inst.run(&rt);
-        assert_eq!(inst.verify(), Ok(()));
-        inst.matrix.blocks[3 * 10 + 2].as_mut().unwrap()[5] += 1e-6;
-        assert!(inst.verify().is_err());
-        inst.reset();
-        inst.run(&rt);
-        inst.matrix.blocks[10] = None; // block (1, 0), present in the reference
-        assert!(inst.verify().is_err());
+        let changed = |i: &mut SparseLuInstance| {
+            i.matrix.blocks[3 * 10 + 2].as_mut().unwrap()[5] += 1e-6;
+        };
+        // Block (1, 0), present in the reference.
+        let dropped = |i: &mut SparseLuInstance| i.matrix.blocks[10] = None;
+        check_catches(RuntimeKind::Seq, &mut inst, &[&changed, &dropped]);
     }
 
     #[test]

@@ -18,8 +18,8 @@
 //! computed once at setup, is the reference (same structure, values within 1e-9).
 
 use super::sparselu::{self, bdiv, bmod, compare, fwd, lu0, Block, Matrix};
-use crate::bench::{verify, Bench, Instance, SizeClass};
-use crate::fork::Seq;
+use crate::bench::{verify, Bench, Instance, Sizes};
+use crate::fork::SEQ;
 use crate::runtime::{Runtime, RuntimeKind};
 use crate::spawn::{self, exec_heist_only, Detach, SeqDetach};
 use std::cell::UnsafeCell;
@@ -37,8 +37,8 @@ impl Bench for SparseLuDetached {
         "sparselu with detached fwd/bdiv/bmod tasks and a barrier per phase (size \"NB,BS\")"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        sparselu::SparseLu.size(class)
+    fn sizes(&self) -> Sizes {
+        sparselu::SparseLu.sizes()
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {
@@ -193,7 +193,7 @@ struct SparseLuDetachedInstance {
 impl SparseLuDetachedInstance {
     fn new(nb: usize, bs: usize) -> Self {
         let mut reference = Matrix::generate(nb, bs);
-        sparselu::sparselu(Seq, &mut reference);
+        sparselu::sparselu(SEQ, &mut reference);
         SparseLuDetachedInstance {
             matrix: Some(Matrix::generate(nb, bs)),
             reference,
@@ -230,11 +230,12 @@ impl Instance for SparseLuDetachedInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::check_catches;
 
     #[test]
     fn elision_equals_sparselu_exactly() {
         let mut want = Matrix::generate(7, 3);
-        sparselu::sparselu(Seq, &mut want);
+        sparselu::sparselu(SEQ, &mut want);
         let shared = Arc::new(Shared::new(Matrix::generate(7, 3)));
         sparselu_detached(&SeqDetach, &shared);
         let got = Arc::try_unwrap(shared).ok().unwrap().into_matrix();
@@ -243,22 +244,22 @@ mod tests {
 
     #[test]
     fn corrupted_result_fails_verify() {
-        let rt = Runtime::new(RuntimeKind::HeistRelay, 2).unwrap();
         let mut inst = SparseLuDetachedInstance::new(10, 10);
-        assert!(inst.verify().is_err(), "not factored yet");
-        inst.reset();
-        inst.run(&rt);
-        assert_eq!(inst.verify(), Ok(()));
-        inst.matrix.as_mut().unwrap().blocks[3 * 10 + 2]
-            .as_mut()
-            .unwrap()[5] += 1e-6;
-        assert!(inst.verify().is_err());
-        inst.reset();
-        inst.run(&rt);
-        inst.matrix.as_mut().unwrap().blocks[10] = None; // (1, 0), in the reference
-        assert!(inst.verify().is_err());
-        inst.matrix = None;
-        assert!(inst.verify().is_err());
+        let changed = |i: &mut SparseLuDetachedInstance| {
+            i.matrix.as_mut().unwrap().blocks[3 * 10 + 2]
+                .as_mut()
+                .unwrap()[5] += 1e-6;
+        };
+        // Block (1, 0), present in the reference.
+        let dropped = |i: &mut SparseLuDetachedInstance| {
+            i.matrix.as_mut().unwrap().blocks[10] = None;
+        };
+        let lost = |i: &mut SparseLuDetachedInstance| i.matrix = None;
+        check_catches(
+            RuntimeKind::HeistRelay,
+            &mut inst,
+            &[&changed, &dropped, &lost],
+        );
     }
 
     #[test]

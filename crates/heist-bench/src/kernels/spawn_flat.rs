@@ -4,9 +4,9 @@
 //! The root spawns every task in a loop; each adds its index to a
 //! [`Tally`]. With no work in the tasks, the time per task is the cost of a spawn and of
 //! handing spawned tasks from the one producer to the other workers. The elision calls
-//! each task at once. The instance is shared with [`super::spawn_tree`].
+//! each task at once. The instance is shared with [`super::spawn_bench`].
 
-use super::spawn_tree::{Shape, SpawnBench, SpawnInstance};
+use super::spawn_bench::{Shape, SpawnBench, SpawnInstance};
 use crate::spawn::{Spawner, Tally};
 
 /// The spawn-flat kernel of the catalogue.

@@ -11,7 +11,7 @@
 //! compared with the closed form for tasks `0..n`.
 
 use super::work;
-use crate::bench::{parse_size, verify, whole, Bench, Instance, SizeClass};
+use crate::bench::{parse_size, verify, whole, Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 use crate::spawn::{self, ScopeTask, Spawner, Tally};
 use std::hint::black_box;
@@ -34,16 +34,17 @@ impl Bench for Spc {
         "one producer spawns n tasks of t µs each (size \"n,t\")"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "1000,1",
-            SizeClass::Quick => "100000,10",
-            SizeClass::Full => "1000000,10",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "1000,1",
+            small: "10000,10",
+            quick: "100000,10",
+            full: "1000000,10",
         }
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {
-        spawn::supports_scope(kind)
+        spawn::supports_scope(kind) || crate::peers::supports(kind, false)
     }
 
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
@@ -114,7 +115,13 @@ impl Instance for SpcInstance {
             t: self.t,
             tally: &self.tally,
         };
-        spawn::exec_scope(rt, task);
+        match rt.peer() {
+            Some(p) => p.spawn_all(task.n, &|i| {
+                consume(&spawn::SeqScope, task.t, i, task.tally);
+                0
+            }),
+            None => spawn::exec_scope(rt, task),
+        }
         self.ran = true;
     }
 
@@ -128,21 +135,14 @@ impl Instance for SpcInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::check_catches;
 
     #[test]
     fn corrupted_result_fails_verify() {
-        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
         let mut inst = SpcInstance::new(100, 0.0);
-        assert!(inst.verify().is_err(), "not run yet");
-        inst.run(&rt);
-        assert_eq!(inst.verify(), Ok(()));
-        inst.tally.add(3); // one task counted twice
-        assert!(inst.verify().is_err());
-        inst.reset();
-        inst.run(&rt);
-        assert_eq!(inst.verify(), Ok(()));
-        inst.tally.set(Tally::expected(99)); // the last task lost
-        assert!(inst.verify().is_err());
+        let twice = |i: &mut SpcInstance| i.tally.add(3); // one task counted twice
+        let lost = |i: &mut SpcInstance| i.tally.set(Tally::expected(99)); // the last task
+        check_catches(RuntimeKind::Seq, &mut inst, &[&twice, &lost]);
     }
 
     #[test]

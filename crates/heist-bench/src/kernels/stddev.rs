@@ -3,7 +3,7 @@
 //! for Parallel Data Structures, Fig. 14).
 
 use super::par_loop::{self, close, mix, orx, par_versions, LoopInstance};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 
 /// The stddev kernel of the catalogue.
@@ -16,12 +16,8 @@ impl Bench for StdDev {
     fn about(&self) -> &'static str {
         "standard deviation of a Vec<f64>: mean, then sum of squared deviations"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "10^5",
-            SizeClass::Quick => "10^8",
-            SizeClass::Full => "10^8",
-        }
+    fn sizes(&self) -> Sizes {
+        super::array_fold::ArrayFold.sizes()
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
         par_loop::supports(kind, true)

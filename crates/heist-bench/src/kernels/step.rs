@@ -4,7 +4,7 @@
 
 use super::par_loop::{self, equal, orx, par_versions, LoopInstance};
 use super::work::{iters_per_micro, spin_iters};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 use std::num::Wrapping;
 
@@ -18,15 +18,16 @@ impl Bench for Step {
     fn about(&self) -> &'static str {
         "loop whose last 3 % of elements cost 100x (20 ns / 2 us)"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "10^4",
-            SizeClass::Quick => "5e6",
-            SizeClass::Full => "5e6",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "10^4",
+            small: "1e6",
+            quick: "5e6",
+            full: "5e6",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {
-        par_loop::supports(kind, true)
+        par_loop::supports(kind, true) || crate::peers::supports(kind, true)
     }
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let n = par_loop::parse_size("step", size)?;
@@ -67,7 +68,15 @@ par_versions!(par, |s: Shape| -> Wrapping<u64> {
     range(0, s.n).map(|i| element(i, s)).sum()
 });
 
+/// [`spin_iters`] for the C++ peers, which compute `element`'s count themselves.
+extern "C" fn spin_ffi(iters: u64) -> u64 {
+    spin_iters(iters)
+}
+
 fn run(rt: &Runtime, &s: &Shape) -> Wrapping<u64> {
+    if let Some(p) = rt.peer() {
+        return Wrapping(p.step(s.n, s.cheap, s.dear, spin_ffi));
+    }
     par_loop::on_all(
         rt,
         || seq(&s),

@@ -7,7 +7,7 @@
 //! `install` (rayon runs every loop on its pool), on orx from the calling thread.
 
 use super::par_loop::{self, orx, par_versions, LoopInstance};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 
 /// The tiny kernel of the catalogue: calls on a worker (`outside: false`) or from the
@@ -35,11 +35,12 @@ impl Bench for Tiny {
             "sum of 2000 f32 squares, called n times on a worker"
         }
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "100",
-            SizeClass::Quick => "10^4",
-            SizeClass::Full => "10^5",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "100",
+            small: "10^3",
+            quick: "10^4",
+            full: "10^5",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {

@@ -7,7 +7,7 @@
 
 use super::hash_fold::entry;
 use super::par_loop::{self, equal, mix, LoopInstance};
-use crate::bench::{Bench, Instance, SizeClass};
+use crate::bench::{Bench, Instance, Sizes};
 use crate::runtime::{Runtime, RuntimeKind};
 use heist::tree::TreeSet;
 use std::num::Wrapping;
@@ -22,11 +22,12 @@ impl Bench for TreeFold {
     fn about(&self) -> &'static str {
         "fold over a balanced tree split by subtrees (rayon walks it into a Vec first)"
     }
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "levels=10",
-            SizeClass::Quick => "levels=24",
-            SizeClass::Full => "levels=24",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "levels=10",
+            small: "levels=21",
+            quick: "levels=24",
+            full: "levels=24",
         }
     }
     fn supports(&self, kind: RuntimeKind) -> bool {

@@ -7,7 +7,7 @@
 //! count: `leaves(n) = fib(n+1)`, computed by iteration.
 
 use super::work;
-use crate::bench::{self, verify_eq, whole, Bench, Instance, SizeClass};
+use crate::bench::{self, verify_eq, whole, Bench, Instance, Sizes};
 use crate::fork::Fork;
 use crate::runtime::{Runtime, Task};
 use std::hint::black_box;
@@ -27,11 +27,12 @@ impl Bench for TreeRec {
         "fib-shaped task tree, each leaf busy for t µs (size \"n,t\")"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "16,1",
-            SizeClass::Quick => "24,1",
-            SizeClass::Full => "32,1",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "16,1",
+            small: "22,1",
+            quick: "24,1",
+            full: "32,1",
         }
     }
 
@@ -116,6 +117,7 @@ impl Instance for TreeRecInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::check_catches;
     use crate::runtime::RuntimeKind;
 
     #[test]
@@ -129,12 +131,9 @@ mod tests {
 
     #[test]
     fn corrupted_result_fails_verify() {
-        let rt = Runtime::new(RuntimeKind::Seq, 1).unwrap();
         let mut inst = TreeRecInstance::new(10, 0.0);
-        inst.run(&rt);
-        assert_eq!(inst.verify(), Ok(()));
-        inst.result = Some(inst.expected - 1);
-        assert!(inst.verify().is_err());
+        let corrupt = |i: &mut TreeRecInstance| i.result = Some(i.expected - 1);
+        check_catches(RuntimeKind::Seq, &mut inst, &[&corrupt]);
     }
 
     #[test]

@@ -6,13 +6,13 @@
 //! A task `n ≥ 2` spawns `n-1` as a promise with [`heist::Worker::promises`], computes
 //! `n-2` itself, then joins the promise; a leaf spins for `t` µs and counts 1. The
 //! elision, direct calls of `n-1` then `n-2`, is exactly [`super::treerec::treerec`] on
-//! [`Seq`]. Promises are heist's own construct, so the kernel runs on `seq`, `heist-lace`
+//! [`SEQ`]. Promises are heist's own construct, so the kernel runs on `seq`, `heist-lace`
 //! and `heist-relay` only. The leaf count is checked against `fib(n+1)`.
 
 use super::treerec::{self, leaves};
 use super::work;
-use crate::bench::{verify_eq, Bench, Instance, SizeClass};
-use crate::fork::Seq;
+use crate::bench::{verify_eq, Bench, Instance, Sizes};
+use crate::fork::SEQ;
 use crate::runtime::{Runtime, RuntimeKind};
 use crate::spawn::{self, exec_heist_only};
 use std::hint::black_box;
@@ -29,8 +29,8 @@ impl Bench for TreeRecFutures {
         "treerec with a future for n-1 and n-2 inline (size \"n,t\")"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        treerec::TreeRec.size(class)
+    fn sizes(&self) -> Sizes {
+        treerec::TreeRec.sizes()
     }
 
     fn supports(&self, kind: RuntimeKind) -> bool {
@@ -81,7 +81,7 @@ impl Instance for TreeRecFuturesInstance {
         let r = exec_heist_only(
             rt,
             "treerec-futures",
-            || treerec::treerec(Seq, n, t),
+            || treerec::treerec(SEQ, n, t),
             |w| treerec_futures(w, n, t),
         );
         self.result = Some(r);
@@ -96,6 +96,7 @@ impl Instance for TreeRecFuturesInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::check_catches;
 
     fn instance(size: &str) -> TreeRecFuturesInstance {
         let (n, t) = treerec::parse_size(size).unwrap();
@@ -109,13 +110,9 @@ mod tests {
 
     #[test]
     fn corrupted_result_fails_verify() {
-        let rt = Runtime::new(RuntimeKind::HeistLace, 2).unwrap();
         let mut inst = instance("12,0");
-        assert!(inst.verify().is_err(), "not run yet");
-        inst.run(&rt);
-        assert_eq!(inst.verify(), Ok(()));
-        inst.result = Some(inst.expected + 1);
-        assert!(inst.verify().is_err());
+        let corrupt = |i: &mut TreeRecFuturesInstance| i.result = Some(i.expected + 1);
+        check_catches(RuntimeKind::HeistLace, &mut inst, &[&corrupt]);
     }
 
     #[test]

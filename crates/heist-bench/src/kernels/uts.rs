@@ -25,7 +25,7 @@
 //! The traversal is written once, generic over [`Fork`]: the children of a node are
 //! visited by recursive binary splitting of the child index range with `join`, without a
 //! sequential cut-off, and the counts are summed on the way back. Run with
-//! [`crate::fork::Seq`], it is the sequential elision.
+//! [`crate::fork::SEQ`], it is the sequential elision.
 //!
 //! The recursion is as deep as the tree times ⌈log₂ m⌉ joins, and binomial trees are deep:
 //! T3 (1572 levels) takes about 1 MB of stack sequentially and on heist, 2.5 MB on chili
@@ -34,9 +34,10 @@
 //! the threads that run them large stacks (e.g. `RUST_MIN_STACK`, or a stack size in the
 //! pool builder).
 
-use crate::bench::{self, Bench, Instance, SizeClass};
+use crate::bench::{self, Bench, Instance, Sizes};
 use crate::fork::Fork;
-use crate::runtime::{Runtime, Task};
+use crate::peers::ffi;
+use crate::runtime::{Runtime, RuntimeKind, Task};
 use sha1::{Digest, Sha1};
 
 /// The UTS kernel of the catalogue.
@@ -92,6 +93,17 @@ pub const TREES: &[NamedTree] = &[
             nodes: 4_112_897,
             leaves: 3_599_034,
             max_depth: 1572,
+        },
+    },
+    NamedTree {
+        // Not a UTS sample tree: T3 with `-q 0.1245`, a third of its size for the
+        // default suite; its shape is as computed by this file's sequential traversal.
+        name: "T3S",
+        params: "-t 0 -b 2000 -q 0.1245 -m 8 -r 42",
+        expected: Counts {
+            nodes: 1_270_745,
+            leaves: 1_112_151,
+            max_depth: 497,
         },
     },
     NamedTree {
@@ -157,17 +169,22 @@ impl Bench for Uts {
         "Unbalanced Tree Search: count the nodes of an implicit SHA-1 tree, a join per split"
     }
 
-    fn size(&self, class: SizeClass) -> &'static str {
-        match class {
-            SizeClass::Test => "T1XS",
-            SizeClass::Quick => "T3",
-            SizeClass::Full => "T3L",
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            test: "T1XS",
+            small: "T3S",
+            quick: "T3",
+            full: "T3L",
         }
     }
 
     /// `size` is a tree name of [`TREES`] (checked against its published counts) or UTS
     /// parameters such as `-t 1 -a 3 -d 8 -b 4 -r 19` (checked against a sequential
     /// traversal made here, untimed).
+    fn supports(&self, kind: RuntimeKind) -> bool {
+        !kind.opt_in() || crate::peers::supports(kind, false)
+    }
+
     fn instance(&self, size: &str) -> Result<Box<dyn Instance>, String> {
         let (tree, expected) = tree_of_size(size)?;
         Ok(Box::new(UtsRun::new(tree, expected)))
@@ -188,7 +205,7 @@ pub fn tree_of_size(size: &str) -> Result<(Tree, Counts), String> {
                     names.join(", ")
                 )
             })?;
-            let expected = count(crate::fork::Seq, &tree);
+            let expected = count(crate::fork::SEQ, &tree);
             (tree, expected)
         }
     })
@@ -529,6 +546,29 @@ fn visit_children<F: Fork>(
     a.merge(b)
 }
 
+/// [`Tree::num_children`] for the C++ peers.
+///
+/// # Safety
+/// `tree` points to a live `Tree` and `state` to a `State`.
+unsafe extern "C" fn children_ffi(
+    tree: *const std::ffi::c_void,
+    state: *const u8,
+    depth: u32,
+) -> u32 {
+    // SAFETY: by the contract; `State` is a byte array, so any address is aligned.
+    let (tree, state) = unsafe { (&*tree.cast::<Tree>(), &*state.cast::<State>()) };
+    tree.num_children(state, depth)
+}
+
+/// [`spawn`] for the C++ peers: the state of child `i` of `parent`, written to `out`.
+///
+/// # Safety
+/// `parent` points to a `State`, `out` to 20 writable bytes.
+unsafe extern "C" fn child_ffi(parent: *const u8, i: u32, out: *mut u8) {
+    // SAFETY: by the contract; `State` is a byte array, so any address is aligned.
+    unsafe { *out.cast::<State>() = spawn(&*parent.cast::<State>(), i) }
+}
+
 /// One traversal of a tree, as a runtime task.
 struct Traverse<'a>(&'a Tree);
 
@@ -568,7 +608,22 @@ impl Instance for UtsRun {
     }
 
     fn run(&mut self, rt: &Runtime) {
-        self.last = Some(rt.exec(Traverse(&self.tree)));
+        self.last = Some(match rt.peer() {
+            Some(p) => {
+                let c = p.uts(&ffi::Uts {
+                    tree: (&self.tree as *const Tree).cast(),
+                    root: self.tree.root_state(),
+                    children: children_ffi,
+                    child: child_ffi,
+                });
+                Counts {
+                    nodes: c.nodes,
+                    leaves: c.leaves,
+                    max_depth: c.max_depth,
+                }
+            }
+            None => rt.exec(Traverse(&self.tree)),
+        });
     }
 
     fn verify(&self) -> Result<(), String> {

@@ -15,9 +15,18 @@
 //! owner polls at its next push or pop. The owner
 //! sits at a fixed offset from its deque's gate (`Home`), so the compare needs no pointer
 //! load either.
+//!
+//! A **lifeline** lets an idle worker share (Lace) or take (relay) the private tasks of an
+//! owner that does not come back to the runtime (PROTOCOLS.md, "Lifelines"). The owner
+//! publishes `head` and orders it against its gate words with a compiler-only fence; the
+//! thief pays with an asymmetric fence (`sync::heavy_fence`). The owner's slow paths hold
+//! the `LOCK` bit of `ts` (`Owner::hold`), which keeps lifelines out, and find there what
+//! a lifeline changed.
 
 use crate::stats::{stat, Counters};
-use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Padded};
+use crate::sync::{
+    heavy_fence, light_fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Padded,
+};
 use crate::task::Slot;
 use std::cell::Cell;
 use std::marker::PhantomData;
@@ -25,18 +34,32 @@ use std::mem::{self, offset_of};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
+/// `ts` bit: the owner is in a slow path that relies on `o_split` (`Owner::hold`).
+const LOCK: u64 = 1 << 62;
+/// `ts` bit: a lifeline is on its way (`Deque::lifeline`).
+const PROD: u64 = 1 << 63;
+const FLAGS: u64 = LOCK | PROD;
+/// `split` takes the 30 bits below the flags; capacities stay below `1 << 30`.
+const SPLIT_MASK: u32 = (1 << 30) - 1;
+
 fn pack(tail: u32, split: u32) -> u64 {
     u64::from(tail) | (u64::from(split) << 32)
 }
 
 fn unpack(ts: u64) -> (u32, u32) {
-    (ts as u32, (ts >> 32) as u32)
+    (ts as u32, (ts >> 32) as u32 & SPLIT_MASK)
 }
 
-/// The two words the owner's fast paths compare `head` with (see the module docs).
+/// The words the owner's fast paths compare `head` with (see the module docs), `head`
+/// itself, and the lifeline's sign, on one line.
 struct Gate {
     limit: AtomicPtr<Slot>,
     floor: AtomicPtr<Slot>,
+    /// The owner's next free slot. Only the owner writes it; a lifeline reads it.
+    head: AtomicPtr<Slot>,
+    /// Set by a lifeline before its heavy fence, cleared by the owner under `LOCK`: an
+    /// owner that lowers `floor` outside `LOCK` raises it again while this is set.
+    lifeline: AtomicBool,
 }
 
 /// A worker's deque: the slot array and the words thieves and requesters touch.
@@ -45,8 +68,20 @@ pub(crate) struct Deque {
     ts: Padded<AtomicU64>,
     /// Hint that nothing is left to steal; the owner sets it, thieves check it first.
     allstolen: AtomicBool,
+    /// The thief whose lifeline is under way (index + 1), or 0: one at a time.
+    holder: AtomicUsize,
     gate: Padded<Gate>,
     slots: Box<[Slot]>,
+}
+
+/// What a lifeline does with the private tasks it reaches.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// Lace: moves `split` up over half of them, for thieves to steal.
+    Share,
+    /// Relay: takes half of them (`tail` and `split` move up together), for the thief to
+    /// run as a batch.
+    Take,
 }
 
 /// What `steal` found.
@@ -66,15 +101,18 @@ impl Deque {
     /// A deque of `capacity` slots (less than `u32::MAX`), and one more that only a scope's
     /// mark may take (`Owner::mark_slot`), so that a full deque still takes one.
     pub(crate) fn new(capacity: usize) -> Deque {
-        assert!(capacity < u32::MAX as usize);
+        assert!(capacity < SPLIT_MASK as usize);
         let slots: Box<[Slot]> = (0..=capacity).map(|_| Slot::new()).collect();
         let start = slots.as_ptr() as *mut Slot;
         Deque {
             ts: Padded(AtomicU64::new(0)),
             allstolen: AtomicBool::new(true),
+            holder: AtomicUsize::new(0),
             gate: Padded(Gate {
                 limit: AtomicPtr::new(start),
                 floor: AtomicPtr::new(start),
+                head: AtomicPtr::new(start),
+                lifeline: AtomicBool::new(false),
             }),
             slots,
         }
@@ -99,7 +137,7 @@ impl Deque {
         let ts = self.ts.0.load(Acquire);
         let (tail, split) = unpack(ts);
         if tail < split {
-            let next = pack(tail + 1, split);
+            let next = pack(tail + 1, split) | (ts & FLAGS);
             return match self.ts.0.compare_exchange(ts, next, AcqRel, Relaxed) {
                 Ok(_) => Steal::Taken(&self.slots[tail as usize]),
                 Err(_) => Steal::Busy,
@@ -121,10 +159,119 @@ impl Deque {
         self.gate.0.floor.store(self.end(), Relaxed);
     }
 
+    /// Raises the push gate unless it is raised: a sleeper's sign (PROTOCOLS.md,
+    /// "Lifelines") that its owner's next push shares the task and wakes it.
+    pub(crate) fn raise_limit(&self) {
+        let limit = &self.gate.0.limit;
+        if limit.load(Relaxed) != self.start() {
+            limit.store(self.start(), Relaxed);
+        }
+    }
+
     /// Whether a thief could take something now, for a worker's last look before sleeping.
     pub(crate) fn has_shared(&self) -> bool {
         let (tail, split) = unpack(self.ts.0.load(Acquire));
         !self.allstolen.load(Relaxed) && tail < split
+    }
+
+    /// The owner's `head`, as an index.
+    fn head_index(&self) -> u32 {
+        let head = self.gate.0.head.load(Acquire);
+        ((head.addr() - self.start().addr()) / mem::size_of::<Slot>()) as u32
+    }
+
+    /// Whether the owner holds private tasks and nothing is shared (a hint, for a
+    /// lifeline; the owner may be in a slow path, which a lifeline then waits out).
+    pub(crate) fn has_private(&self) -> bool {
+        let (tail, split) = unpack(self.ts.0.load(Acquire));
+        tail == split && self.head_index() > split
+    }
+
+    /// A lifeline (PROTOCOLS.md, "Lifelines"): reaches half of the owner's private tasks
+    /// without the owner's help, as `reach` says, and returns the first of them and their
+    /// number. `before` runs just before the tasks change hands. `thief` is the caller's
+    /// index. `None` if the owner has none, or is in a slow path, or another lifeline is
+    /// under way, or the system has no asymmetric fence.
+    pub(crate) fn lifeline(
+        &self,
+        thief: usize,
+        reach: Reach,
+        before: impl FnOnce(),
+    ) -> Option<(*const Slot, u32)> {
+        if !self.has_private() {
+            return None;
+        }
+        let me = thief + 1;
+        if self
+            .holder
+            .compare_exchange(0, me, Acquire, Relaxed)
+            .is_err()
+        {
+            return None;
+        }
+        let got = self.lifeline_held(reach, before);
+        self.holder.store(0, Release);
+        got
+    }
+
+    /// `lifeline`, with the holder word taken: no other lifeline sets `PROD` meanwhile.
+    fn lifeline_held(&self, reach: Reach, before: impl FnOnce()) -> Option<(*const Slot, u32)> {
+        let ts = self.ts.0.load(Acquire);
+        let (tail, split) = unpack(ts);
+        if ts & FLAGS != 0 || tail != split {
+            return None;
+        }
+        let held = ts | PROD;
+        if self
+            .ts
+            .0
+            .compare_exchange(ts, held, AcqRel, Relaxed)
+            .is_err()
+        {
+            return None;
+        }
+        let gate = &self.gate.0;
+        gate.lifeline.store(true, Relaxed);
+        gate.floor.store(self.end(), Relaxed);
+        // From here on, every owner pop sees the raised floor (or its `head` store is
+        // visible to the load below), and the owner lowers the floor only under `LOCK`,
+        // which clears `PROD`, or raises it again seeing `lifeline`.
+        let fenced = heavy_fence();
+        let raised = gate.floor.load(Relaxed) == self.end();
+        let head = self.head_index();
+        if fenced && raised && head > split {
+            let new_split = split + (head - split).div_ceil(2);
+            let new_tail = match reach {
+                Reach::Share => tail,
+                Reach::Take => new_split,
+            };
+            before();
+            let next = pack(new_tail, new_split);
+            if self
+                .ts
+                .0
+                .compare_exchange(held, next, AcqRel, Relaxed)
+                .is_ok()
+            {
+                // SAFETY: `split < new_split <= head <= end`: a slot of the array.
+                let first = unsafe { self.start().add(split as usize) };
+                return Some((first, new_split - split));
+            }
+        }
+        // Unless the owner has cleared it, `PROD` is still ours: nobody else sets it
+        // while we hold `holder`, and thieves keep the flags of what they CAS.
+        let mut cur = self.ts.0.load(Relaxed);
+        while cur & PROD != 0 {
+            match self
+                .ts
+                .0
+                .compare_exchange(cur, cur & !PROD, Release, Relaxed)
+            {
+                Ok(_) => break,
+                Err(now) => cur = now,
+            }
+        }
+        None
     }
 }
 
@@ -148,10 +295,10 @@ pub(crate) unsafe trait Home {
     const GATE_OFFSET: isize;
 }
 
-/// The owner's private view of its deque: plain cells, read and written by one thread.
-/// `head` and `o_split` are slot pointers so that the fast paths need no index arithmetic.
+/// The owner's private view of its deque: plain cells, read and written by one thread,
+/// and `head`, which it alone writes, in the gate. `o_split` and `head` are slot pointers
+/// so that the fast paths need no index arithmetic.
 pub(crate) struct Owner<H: Home> {
-    head: Cell<*const Slot>,
     o_split: Cell<*const Slot>,
     /// One past the last slot a task may take: the mark's slot lies here.
     end: *const Slot,
@@ -160,9 +307,21 @@ pub(crate) struct Owner<H: Home> {
     /// One past the highest private spawned task, or `base`: pops below it take the slow
     /// path, so that a sync finds spawned tasks above its own (see `crate::spawn`).
     o_spawn_top: Cell<*const Slot>,
+    /// Whether this owner holds `LOCK` (`hold`).
+    held: Cell<bool>,
     dq: NonNull<Deque>,
     counters: NonNull<Counters>,
     _home: PhantomData<H>,
+}
+
+/// An owner's hold on its deque (`Owner::hold`): `o_split` is exact while it lives, and
+/// no lifeline reaches a private slot.
+pub(crate) struct Held<'a, H: Home>(&'a Owner<H>);
+
+impl<H: Home> Drop for Held<'_, H> {
+    fn drop(&mut self) {
+        self.0.release();
+    }
 }
 
 impl<H: Home> Owner<H> {
@@ -179,13 +338,14 @@ impl<H: Home> Owner<H> {
         // All stolen, with the gate raised: the first push takes the slow path.
         dq.gate.0.limit.store(base, Relaxed);
         dq.gate.0.floor.store(base, Relaxed);
+        dq.gate.0.head.store(base, Relaxed);
         Owner {
-            head: Cell::new(base),
             o_split: Cell::new(base),
             end: dq.end().wrapping_sub(1),
             base,
             o_allstolen: Cell::new(true),
             o_spawn_top: Cell::new(base),
+            held: Cell::new(false),
             dq: NonNull::from(dq),
             counters: NonNull::from(counters),
             _home: PhantomData,
@@ -193,9 +353,9 @@ impl<H: Home> Owner<H> {
     }
 
     /// For an owner whose deque no thief touches (relay: tasks leave only when the owner
-    /// hands them out): nothing is ever published, so a push takes the slow path only
-    /// while the gate is raised. The gate stays raised from `new`, so the first push
-    /// looks at whatever was asked before this owner existed.
+    /// hands them out, or a lifeline takes them): nothing is ever published, so a push
+    /// takes the slow path only while the gate is raised. The gate stays raised from
+    /// `new`, so the first push looks at whatever was asked before this owner existed.
     pub(crate) fn start_private(&self) {
         self.o_allstolen.set(false);
     }
@@ -222,16 +382,11 @@ impl<H: Home> Owner<H> {
         ptr::with_exposed_provenance(addr.wrapping_add_signed(H::GATE_OFFSET))
     }
 
-    /// The lowest and highest address of the words every push and pop touches: `head`
-    /// and the gate.
+    /// The lowest and highest address of the words every push and pop touches: the
+    /// gate, `head` included.
     pub(crate) fn hot_words(&self) -> (usize, usize) {
-        let head = &self.head as *const _ as usize;
         let gate = self.gate_addr() as usize;
-        let end = gate + mem::size_of::<Gate>();
-        (
-            head.min(gate),
-            end.max(head + mem::size_of::<*const Slot>()),
-        )
+        (gate, gate + mem::size_of::<Gate>())
     }
 
     #[inline(always)]
@@ -266,71 +421,149 @@ impl<H: Home> Owner<H> {
         unsafe { self.base.add(i as usize) }
     }
 
-    /// The slot to write for a push that can take the fast path: the deque is not full,
-    /// nothing is requested and nothing needs publishing.
+    /// `head`: the slot the next push writes (one past the top). Only this owner writes it.
     #[inline(always)]
-    pub(crate) fn fast_slot(&self) -> Option<&Slot> {
-        let head = self.head.get();
-        // SAFETY: `limit <= end`, so below it `head` points into the slot array.
-        (head < self.gate().limit.load(Relaxed).cast_const()).then(|| unsafe { &*head })
+    pub(crate) fn head(&self) -> *const Slot {
+        self.gate().head.load(Relaxed)
     }
 
-    /// Completes a fast-path push of `slot`, the one `fast_slot` returned. `head` is set
-    /// from `slot` rather than reloaded, since the payload stores may alias it.
+    /// Publishes `head` for lifelines: release, so that a lifeline that reads it sees the
+    /// tasks below it.
     #[inline(always)]
-    pub(crate) fn advance(&self, slot: &Slot) {
-        debug_assert_eq!(self.head.get(), slot as *const Slot);
-        // `fast_slot` checked `slot = head < limit <= end`.
-        let next = (slot as *const Slot).addr() + mem::size_of::<Slot>();
-        self.head.set(Self::slot_ptr(next));
+    fn set_head(&self, head: *const Slot) {
+        self.gate().head.store(head.cast_mut(), Release);
+    }
+
+    /// Whether the push gate is raised: a thief asks to share (Lace), a steal request may
+    /// be waiting (relay), a sleeper wants a share (either), or (Lace) it is all stolen.
+    #[inline(always)]
+    pub(crate) fn gate_raised(&self) -> bool {
+        self.gate().limit.load(Relaxed).cast_const() == self.base
+    }
+
+    /// The slot to write for a push that can take the fast path: the deque is not full.
+    #[inline(always)]
+    pub(crate) fn fast_slot(&self) -> Option<&Slot> {
+        let head = self.head();
+        // SAFETY: below `end`, `head` points into the slot array.
+        (head < self.end).then(|| unsafe { &*head })
+    }
+
+    /// Completes a fast-path push of `slot`, the one `fast_slot` returned: publishes
+    /// `head`, then looks at the gate. True if the push has slow-path work (the deque was
+    /// all stolen, or the gate is raised). `head` is set from `slot` rather than reloaded,
+    /// since the payload stores may alias it. The order (store `head`, then load the gate)
+    /// is what a lifeline relies on: either it sees the task, or this push sees its sign.
+    #[inline(always)]
+    pub(crate) fn advance(&self, slot: &Slot) -> bool {
+        debug_assert_eq!(self.head(), slot as *const Slot);
+        let next = Self::slot_ptr((slot as *const Slot).addr() + mem::size_of::<Slot>());
+        self.set_head(next);
+        light_fence();
+        // Open, `limit` is the end, which `next` reaches only when this push filled the
+        // deque (a harmless trip to the slow path); raised, it is the start. One compare
+        // with a register, where `gate_raised` would load `base` too.
+        self.gate().limit.load(Relaxed).cast_const() <= next
     }
 
     /// The slot the next push writes, or `None` when the deque is full.
     #[inline(always)]
     pub(crate) fn next_slot(&self) -> Option<&Slot> {
-        let head = self.head.get();
-        // SAFETY: below `end`, `head` points into the slot array, which outlives `self`.
-        (head < self.end).then(|| unsafe { &*head })
+        self.fast_slot()
     }
 
     /// The slot a scope's mark takes (`Worker::push_mark`), pushed like a task with
     /// `push`: the next slot, or the one past `end` that no task takes. `None` once a
     /// mark lies there.
     pub(crate) fn mark_slot(&self) -> Option<&Slot> {
-        let head = self.head.get();
+        let head = self.head();
         // SAFETY: at or below `end`, `head` points into the slot array (one longer).
         (head <= self.end).then(|| unsafe { &*head })
     }
 
     /// Pushes the task just written into `next_slot()` (or a mark into `mark_slot()`).
     /// Returns true when the scheduler has slow-path work: the deque was all stolen, or a
-    /// thief or requester raised the gate.
+    /// thief, requester or sleeper raised the gate.
     #[inline(always)]
     pub(crate) fn push(&self) -> bool {
         // SAFETY: `next_slot` or `mark_slot` returned `head`, a slot of the array.
-        self.head.set(unsafe { self.head.get().add(1) });
-        self.o_allstolen.get() || self.gate().limit.load(Relaxed).cast_const() == self.base
+        self.set_head(unsafe { self.head().add(1) });
+        light_fence();
+        self.o_allstolen.get() || self.gate_raised()
     }
 
     /// Pops the top task, `top`, if it is private and no request is pending. Joins are
-    /// strictly nested, so the caller knows the top slot and `head` need not be loaded:
-    /// the pop does not wait on the last store to `head` (made deep inside the task that
-    /// ran since the push).
+    /// strictly nested, so the caller knows the top slot. `head` is lowered first and the
+    /// floor read after (Cilk's THE order): either a lifeline sees the slot gone, or this
+    /// pop sees the floor it raised. Spawned tasks above `top` keep the floor above it
+    /// (`set_spawn_top`), so then the pop fails and `head` goes back to where it was.
     #[inline(always)]
     pub(crate) fn try_pop_private(&self, top: &Slot) -> bool {
         let top = top as *const Slot;
-        if top >= self.gate().floor.load(Relaxed).cast_const() {
-            // Spawned tasks above `top` keep the floor above it (`set_spawn_top`).
-            debug_assert_eq!(self.head.get(), top.wrapping_add(1));
-            self.head.set(Self::slot_ptr(top.addr()));
+        let gate = self.gate();
+        let head = gate.head.load(Relaxed);
+        gate.head
+            .store(Self::slot_ptr(top.addr()).cast_mut(), Relaxed);
+        light_fence();
+        if top >= gate.floor.load(Relaxed).cast_const() {
+            debug_assert_eq!(head.cast_const(), top.wrapping_add(1));
             return true;
         }
+        self.restore_head(head);
         false
     }
 
+    /// Puts `head` back after a fast pop that found the gate down.
+    #[cold]
+    fn restore_head(&self, head: *mut Slot) {
+        self.gate().head.store(head, Relaxed);
+    }
+
+    /// Undoes a fast pop of `top` that found the gate down.
+    #[cold]
+    fn unpop(&self, top: *const Slot) {
+        self.gate().head.store(
+            Self::slot_ptr(top.addr() + mem::size_of::<Slot>()).cast_mut(),
+            Relaxed,
+        );
+    }
+
+    /// Takes `LOCK`, which keeps lifelines out until the hold is dropped, and brings
+    /// `o_split` up to what a lifeline may have moved `split` to.
+    pub(crate) fn hold(&self) -> Held<'_, H> {
+        debug_assert!(!self.held.get(), "heist: a deque's lock is not re-entrant");
+        let ts = &self.dq().ts.0;
+        let mut cur = ts.load(Acquire);
+        let now = loop {
+            let next = (cur | LOCK) & !PROD;
+            match ts.compare_exchange_weak(cur, next, AcqRel, Acquire) {
+                Ok(_) => break next,
+                Err(seen) => cur = seen,
+            }
+        };
+        self.held.set(true);
+        let gate = self.gate();
+        if gate.lifeline.load(Relaxed) {
+            gate.lifeline.store(false, Relaxed);
+        }
+        let (_, split) = unpack(now);
+        if !self.o_allstolen.get() && self.at(split) > self.o_split.get() {
+            // A lifeline shared (Lace) or took (relay) the slots below `split`.
+            self.o_split.set(self.at(split));
+        }
+        Held(self)
+    }
+
+    fn release(&self) {
+        debug_assert!(self.held.get());
+        self.held.set(false);
+        self.dq().ts.0.fetch_and(!LOCK, Release);
+    }
+
     /// Opens the gates again: pushes up to the end, pops down to `o_split` (or the
-    /// highest spawned task).
+    /// highest spawned task). Under `LOCK` only (see `set_spawn_top`).
     fn open(&self) {
+        debug_assert!(self.held.get());
         self.gate().limit.store(self.end.cast_mut(), Relaxed);
         self.lower_floor();
     }
@@ -356,13 +589,22 @@ impl<H: Home> Owner<H> {
 
     /// Records `p` as one past the highest private spawned task: after a spawn pushed
     /// at `p - 1`, or after popping one (`p` is then the link it was pushed with). A pop
-    /// gate raised all the way (`raise_gate`: a relay request waits) stays raised, so
-    /// that the next pop polls; it is the highest floor, so no sync misses a spawned task.
+    /// gate raised all the way (`raise_gate`: a relay request waits; or a lifeline) stays
+    /// raised, so that the next pop takes the slow path; it is the highest floor, so no
+    /// sync misses a spawned task. Outside `LOCK`, a floor stored here is raised again
+    /// if a lifeline is under way (the lifeline's own check covers a store it cannot see
+    /// yet).
     #[inline]
     pub(crate) fn set_spawn_top(&self, p: *const Slot) {
         self.o_spawn_top.set(p);
-        if self.gate().floor.load(Relaxed) != self.dq().end() {
+        let gate = self.gate();
+        if gate.floor.load(Relaxed) != self.dq().end() {
             self.lower_floor();
+            light_fence();
+            // Never set under a hold: `hold` clears it, and no lifeline starts meanwhile.
+            if gate.lifeline.load(Relaxed) {
+                gate.floor.store(self.dq().end(), Relaxed);
+            }
         }
     }
 
@@ -371,104 +613,145 @@ impl<H: Home> Owner<H> {
         self.base
     }
 
-    /// Lace: shares half of the private tasks if a thief asked, as a push would. For an
-    /// owner that waits with private tasks below its top.
-    pub(crate) fn grow_if_asked(&self) {
-        let head = self.index(self.head.get());
-        let asked = self.gate().limit.load(Relaxed).cast_const() == self.base;
-        if asked && !self.o_allstolen.get() && self.index(self.o_split.get()) < head {
-            self.grow(head);
+    /// Lace: shares half of the private tasks if a thief or a sleeper asked, as a push
+    /// would, and wakes a sleeper with `wake` (see `share`). For an owner that waits with
+    /// private tasks below its top.
+    pub(crate) fn grow_if_asked(&self, wake: impl FnOnce() -> bool) {
+        if !self.gate_raised() {
+            return;
+        }
+        let _held = self.hold();
+        let head = self.index(self.head());
+        if !self.o_allstolen.get() && self.index(self.o_split.get()) < head {
+            self.grow_to(head);
+            self.share(wake);
+        }
+    }
+
+    /// After the shared part grew (under a hold): `wake` wakes a sleeper for it and says
+    /// whether sleepers are left, and the gate stays raised while one is, so that the
+    /// owner's next push or pop shares for it too (PROTOCOLS.md, "Lifelines").
+    fn share(&self, wake: impl FnOnce() -> bool) {
+        let more = wake();
+        self.open();
+        if more {
+            self.dq().raise_limit();
         }
     }
 
     /// Pops `top`, the top slot and a spawned task, if it is private and nobody waits
     /// on the push gate (a thief's split request or a relay request, which the slow pop
-    /// answers). The pop gate does not apply: it keeps syncs below spawned tasks off
-    /// their fast path, and this is the pop of such a task.
+    /// answers) and no lifeline raised the pop gate. The pop gate's spawn floor does not
+    /// apply: it keeps syncs below spawned tasks off their fast path, and this is the pop
+    /// of such a task. The THE order of `try_pop_private` holds here as well.
     #[inline]
     pub(crate) fn pop_spawned(&self, top: &Slot) -> bool {
         let top = top as *const Slot;
-        let asked = self.gate().limit.load(Relaxed).cast_const() == self.base;
-        if top >= self.o_split.get() && !asked {
-            debug_assert_eq!(self.head.get(), top.wrapping_add(1));
-            self.head.set(Self::slot_ptr(top.addr()));
+        if top < self.o_split.get() {
+            return false;
+        }
+        debug_assert_eq!(self.head(), top.wrapping_add(1));
+        let gate = self.gate();
+        gate.head
+            .store(Self::slot_ptr(top.addr()).cast_mut(), Relaxed);
+        light_fence();
+        if !self.gate_raised() && gate.floor.load(Relaxed) != self.dq().end() {
             return true;
         }
+        self.unpop(top);
         false
     }
 
-    /// Whether `slot` (in use, below `head`) is private: no thief can take it.
+    /// Whether `slot` (in use, below `head`) is private as of this owner's last look:
+    /// exact under a hold, a hint otherwise (a lifeline may have reached it since).
     pub(crate) fn is_private(&self, slot: &Slot) -> bool {
         (slot as *const Slot) >= self.o_split.get()
     }
 
-    /// Lace: makes the slot `slot` private again if no thief took it yet, by a CAS that
-    /// moves `split` down to it, like `shrink`. Returns whether `slot` is private now; if
-    /// not, a thief has it.
-    pub(crate) fn take_back(&self, slot: &Slot) -> bool {
+    /// Makes the slot `slot` private again if no thief took it yet (Lace: by a CAS that
+    /// moves `split` down to it, like `shrink`; relay: a slot below `split` was handed
+    /// out and stays with its thief). On success, the hold keeps it private until it is
+    /// dropped: the caller takes the job out or claims the slot under it.
+    pub(crate) fn take_back(&self, slot: &Slot, lower: bool) -> Option<Held<'_, H>> {
+        let held = self.hold();
         if self.is_private(slot) {
-            return true;
+            return Some(held);
         }
         let at = self.index(slot);
-        self.lower_split(|tail, _| (tail <= at).then_some(at))
+        (lower && self.lower_split(|tail, _| (tail <= at).then_some(at))).then_some(held)
     }
 
     /// The slow half of Lace's push: publish the first task after everything was stolen,
     /// or grow the shared part for a waiting thief. Either way tasks become stealable.
+    /// Then `wake` (which says whether a sleeper is left); the gate stays raised while
+    /// one is, so that the next push shares for it too.
     #[cold]
     #[inline(never)]
-    pub(crate) fn push_slow(&self) {
+    pub(crate) fn push_slow(&self, wake: impl FnOnce() -> bool) {
+        if !self.o_allstolen.get() && !self.gate_raised() {
+            // The push filled the deque (see `advance`); nobody asked.
+            return;
+        }
+        let _held = self.hold();
         let dq = self.dq();
-        let head = self.index(self.head.get());
+        let head = self.index(self.head());
         if self.o_allstolen.get() {
             // Everything older is stolen, so the new task becomes the only shared one.
-            dq.ts.0.store(pack(head - 1, head), Release);
+            self.swap_ts(|_, _| (head - 1, head), Release);
             dq.allstolen.store(false, Relaxed);
             self.o_allstolen.set(false);
             self.o_split.set(self.at(head));
-            self.open();
-        } else {
-            self.grow(head);
+        } else if self.index(self.o_split.get()) < head {
+            self.grow_to(head);
+        }
+        self.share(wake);
+    }
+
+    /// Replaces `tail` and `split` in `ts` by `to(tail, split)`, keeping `LOCK` (held).
+    fn swap_ts(&self, to: impl Fn(u32, u32) -> (u32, u32), order: std::sync::atomic::Ordering) {
+        debug_assert!(self.held.get());
+        let ts = &self.dq().ts.0;
+        let mut cur = ts.load(Relaxed);
+        loop {
+            let (tail, split) = unpack(cur);
+            let (tail, split) = to(tail, split);
+            match ts.compare_exchange_weak(cur, pack(tail, split) | LOCK, order, Relaxed) {
+                Ok(_) => return,
+                Err(now) => cur = now,
+            }
         }
     }
 
-    /// Moves `split` up to the ceiling of the middle of the private part.
-    fn grow(&self, head: u32) {
-        let dq = self.dq();
+    /// Moves `split` up to the ceiling of the middle of the private part (Lace's grow);
+    /// the caller opens the gates.
+    fn grow_to(&self, head: u32) {
         let o_split = self.index(self.o_split.get());
         let split = o_split + (head - o_split).div_ceil(2);
-        let mut ts = dq.ts.0.load(Relaxed);
-        loop {
-            let (tail, _) = unpack(ts);
-            match dq
-                .ts
-                .0
-                .compare_exchange_weak(ts, pack(tail, split), Release, Relaxed)
-            {
-                Ok(_) => break,
-                Err(now) => ts = now,
-            }
-        }
+        self.swap_ts(|tail, _| (tail, split), Release);
         self.o_split.set(self.at(split));
-        self.open();
         stat!(self.counters(), grows);
     }
 
     /// The slow half of Lace's pop (Fig. 4): shrink the shared part when the private part
-    /// is empty, and grow it afterwards if a thief asked.
+    /// is empty, and grow it afterwards if a thief or a sleeper asked (then `wake`, as in
+    /// `share`).
     #[cold]
     #[inline(never)]
-    pub(crate) fn pop_slow(&self) -> Pop {
-        let head = self.index(self.head.get());
+    pub(crate) fn pop_slow(&self, wake: impl FnOnce() -> bool) -> Pop {
+        let _held = self.hold();
+        let head = self.index(self.head());
         debug_assert!(head > 0);
         let o_split = self.index(self.o_split.get());
         if self.o_allstolen.get() || (o_split == head && self.shrink()) {
             return Pop::Stolen;
         }
-        self.head.set(self.at(head - 1));
-        let asked = self.gate().limit.load(Relaxed).cast_const() == self.base;
-        if asked && head - 1 > self.index(self.o_split.get()) {
-            self.grow(head - 1);
+        self.set_head(self.at(head - 1));
+        if self.gate_raised() && head - 1 > self.index(self.o_split.get()) {
+            self.grow_to(head - 1);
+            self.share(wake);
+        } else {
+            // A lifeline's raised floor is answered: `hold` saw what it did.
+            self.lower_floor();
         }
         Pop::Private
     }
@@ -488,6 +771,7 @@ impl<H: Home> Owner<H> {
     /// fence; it orders the new split before any later thief CAS, which then fails or sees
     /// the smaller split.
     fn lower_split(&self, to: impl Fn(u32, u32) -> Option<u32>) -> bool {
+        debug_assert!(self.held.get());
         let dq = self.dq();
         let mut ts = dq.ts.0.load(Acquire);
         loop {
@@ -498,7 +782,7 @@ impl<H: Home> Owner<H> {
             match dq
                 .ts
                 .0
-                .compare_exchange(ts, pack(tail, new_split), AcqRel, Acquire)
+                .compare_exchange(ts, pack(tail, new_split) | LOCK, AcqRel, Acquire)
             {
                 Ok(_) => {
                     self.set_split(self.at(new_split));
@@ -513,22 +797,32 @@ impl<H: Home> Owner<H> {
     /// Releases the top slot after its thief finished (Lace `pop_stolen`): everything
     /// below it is stolen as well.
     pub(crate) fn pop_stolen(&self) {
-        self.pop_handed_out();
+        let _held = self.hold();
+        self.pop_handed_out_held();
         self.set_allstolen();
     }
 
     /// Releases the top slot of a private deque (`start_private`) after the thief it was
     /// handed out to finished: everything below it was handed out as well.
     pub(crate) fn pop_handed_out(&self) {
+        let _held = self.hold();
+        self.pop_handed_out_held();
+        if !self.o_allstolen.get() {
+            let head = self.index(self.head());
+            self.swap_ts(|_, _| (head, head), Relaxed);
+        }
+    }
+
+    fn pop_handed_out_held(&self) {
         // SAFETY: the finished slot is at `head - 1 >= base`.
-        let head = unsafe { self.head.get().sub(1) };
-        self.head.set(head);
+        let head = unsafe { self.head().sub(1) };
+        self.set_head(head);
         self.set_split(head);
     }
 
     /// The slot at the top of the deque, if any.
     pub(crate) fn top(&self) -> Option<&Slot> {
-        let head = self.head.get();
+        let head = self.head();
         // SAFETY: `head > base`, so `head - 1` is a live slot of the array.
         (head > self.base).then(|| unsafe { &*head.sub(1) })
     }
@@ -538,18 +832,11 @@ impl<H: Home> Owner<H> {
         self.top().map(|t| (t, self.depth() - 1))
     }
 
-    /// `head`: the slot the next push writes (one past the top).
-    #[inline(always)]
-    pub(crate) fn head(&self) -> *const Slot {
-        self.head.get()
-    }
-
     /// Stores `head`, which is `head` already: a later read of it is then known to the
     /// compiler on every path that stored it, also after calls it cannot see into.
     #[inline(always)]
     pub(crate) fn restate_head(&self, head: *const Slot) {
-        debug_assert_eq!(self.head.get(), head);
-        self.head.set(head);
+        debug_assert_eq!(self.head(), head);
     }
 
     /// The position of `slot` (a slot of this deque, or one past its last).
@@ -559,43 +846,45 @@ impl<H: Home> Owner<H> {
 
     /// The number of slots in use.
     pub(crate) fn depth(&self) -> u32 {
-        self.index(self.head.get())
+        self.index(self.head())
     }
 
-    /// Relay: the number of private tasks, which a steal request may take.
+    /// Relay: the number of private tasks, which a steal request may take. Exact under a
+    /// hold, a hint otherwise.
     pub(crate) fn private_len(&self) -> u32 {
-        self.index(self.head.get()) - self.index(self.o_split.get())
+        self.index(self.head())
+            .saturating_sub(self.index(self.o_split.get()))
     }
 
     /// Relay: hands the `k` oldest private tasks out; returns a pointer to the first of
-    /// them that reaches all `k` (a `&Slot` would reach the first only).
+    /// them that reaches all `k` (a `&Slot` would reach the first only). Under a hold.
     pub(crate) fn hand_out(&self, k: u32) -> *const Slot {
+        debug_assert!(self.held.get());
         debug_assert!(!self.o_allstolen.get() && k >= 1 && k <= self.private_len());
         let first = self.o_split.get();
         // SAFETY: `o_split + k <= head`, inside the slot array.
-        self.set_split(unsafe { first.add(k as usize) });
+        let split = unsafe { first.add(k as usize) };
+        self.set_split(split);
+        let at = self.index(split);
+        self.swap_ts(|_, _| (at, at), Relaxed);
         first
     }
 
     /// The pop of a private deque (`start_private`) after polling: the top task is ours
-    /// unless it was handed out.
+    /// unless it was handed out (or taken by a lifeline).
     pub(crate) fn pop_unless_handed_out(&self) -> Pop {
-        let head = self.head.get();
+        let _held = self.hold();
+        let head = self.head();
         if head > self.o_split.get() {
             // SAFETY: `head > o_split >= base`.
-            self.head.set(unsafe { head.sub(1) });
+            self.set_head(unsafe { head.sub(1) });
+            self.lower_floor();
             return Pop::Private;
         }
         Pop::Stolen
     }
 
-    /// Whether the gate is raised: a thief asks to share (Lace), a steal request may be
-    /// waiting (relay), the deque is full, or (Lace) it is all stolen.
-    pub(crate) fn gate_raised(&self) -> bool {
-        self.gate().limit.load(Relaxed).cast_const() == self.base
-    }
-
-    /// Lowers the gate (relay: before the owner drains its request channel).
+    /// Lowers the gate (relay: before the owner drains its request channel). Under a hold.
     pub(crate) fn lower_gate(&self) {
         self.open();
     }

@@ -1,7 +1,7 @@
 //! loom models of Lace's split deque (`lace::deque`) on its own, driven the way
 //! `Worker::join` and `Worker::sync` drive it: the owner writes a job into the slot
-//! at `head` (fast path through the gate, else `next_slot` + `push`, calling `push_slow`
-//! when asked) and pops in LIFO order, running a private task inline and otherwise
+//! at `head` (then `advance`, calling `push_slow` when the gate is raised) and pops in
+//! LIFO order, running a private task inline and otherwise
 //! waiting for the thief's `DONE` before `pop_stolen` and `take_outcome`. Thieves call
 //! `Deque::steal` a bounded number of times and run what they take.
 //!
@@ -25,8 +25,9 @@
 //! Run with `.ci/loom` (`RUSTFLAGS="--cfg loom" cargo test -p heist --release --lib loom`).
 //! The preemption bound is [`PREEMPTIONS`] unless `LOOM_MAX_PREEMPTIONS` is set.
 
-use super::deque::{Deque, Home, Owner, Pop, Steal};
+use super::deque::{Deque, Home, Owner, Pop, Reach, Steal};
 use crate::stats::Counters;
+use crate::sync::heavy_fence;
 use crate::task::{fits, Slot, DONE};
 use loom::thread;
 use std::cell::UnsafeCell;
@@ -109,6 +110,9 @@ struct OwnerSide<'a, B> {
     bottom: *const Slot,
     /// Tasks that were stolen and whose outcome the owner took.
     stolen: Vec<usize>,
+    /// A relay owner (`Owner::start_private`): its slow pop asks whether a task was
+    /// handed out (here: taken by a lifeline), and a stolen top is released as handed out.
+    relay: bool,
 }
 
 impl<'a, B> OwnerSide<'a, B>
@@ -125,36 +129,59 @@ where
             stack: Vec::new(),
             bottom,
             stolen: Vec::new(),
+            relay: false,
         }
     }
 
-    /// Pushes task `id` like `Worker::join`: the fast path when the gate is open,
-    /// else `next_slot` and `push`, calling `push_slow` when asked. Returns `None` if the
-    /// deque was full and the task ran inline, else whether `push_slow` ran.
+    /// The owner's slow push of its scheduler: Lace publishes or grows; relay polls,
+    /// which with no request waiting only lowers the gate under the hold.
+    fn push_slow(&self) {
+        if self.relay {
+            let held = self.owner.hold();
+            self.owner.lower_gate();
+            drop(held);
+        } else {
+            self.owner.push_slow(|| false);
+        }
+    }
+
+    /// The owner's slow pop of its scheduler.
+    fn pop_slow(&self) -> Pop {
+        if self.relay {
+            self.owner.pop_unless_handed_out()
+        } else {
+            self.owner.pop_slow(|| false)
+        }
+    }
+
+    /// Releases the top slot after its thief finished.
+    fn release_stolen(&self) {
+        if self.relay {
+            self.owner.pop_handed_out();
+        } else {
+            self.owner.pop_stolen();
+        }
+    }
+
+    /// Pushes task `id` like `Worker::join`: writes the slot, publishes `head`, then looks
+    /// at the gate and calls `push_slow` if it is raised. Returns `None` if the deque was
+    /// full and the task ran inline, else whether `push_slow` ran.
     fn push(&mut self, id: usize) -> Option<bool> {
         let job = (self.make)(Arc::clone(&self.runs), id);
-        if let Some(slot) = self.owner.fast_slot() {
-            // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and
-            // the job fits (checked in `new`).
-            unsafe { slot.put::<(), B, u64>(job) };
-            self.owner.advance(slot);
-            self.stack.push(Pushed { slot, id });
-            // The owner now runs the other half of its join: a point where a real thief
-            // gets to run without any preemption.
-            thread::yield_now();
-            return Some(false);
-        }
-        let Some(slot) = self.owner.next_slot() else {
+        let Some(slot) = self.owner.fast_slot() else {
             assert_eq!(job(&()), expected(id));
             return None;
         };
-        // SAFETY: as above.
+        // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and the
+        // job fits (checked in `new`).
         unsafe { slot.put::<(), B, u64>(job) };
-        let slow = self.owner.push();
+        let slow = self.owner.advance(slot);
         if slow {
-            self.owner.push_slow();
+            self.push_slow();
         }
         self.stack.push(Pushed { slot, id });
+        // The owner now runs the other half of its join: a point where a real thief gets
+        // to run without any preemption.
         thread::yield_now();
         Some(slow)
     }
@@ -168,7 +195,7 @@ where
         unsafe { slot.claim() };
         let slow = self.owner.push();
         if slow {
-            self.owner.push_slow();
+            self.push_slow();
         }
         self.stack.push(Pushed {
             slot,
@@ -182,7 +209,7 @@ where
     /// `None`, else returns it for `await_stolen`.
     fn pop(&mut self) -> Option<Pushed<'a>> {
         let top = self.stack.pop().expect("pop on an empty model stack");
-        if self.owner.try_pop_private(top.slot) || self.owner.pop_slow() == Pop::Private {
+        if self.owner.try_pop_private(top.slot) || self.pop_slow() == Pop::Private {
             // SAFETY: popped privately, so no thief claimed the slot and it still holds
             // the `B` put by `push`.
             let job = unsafe { top.slot.take::<B, u64>() };
@@ -209,7 +236,7 @@ where
             );
             thread::yield_now();
         }
-        self.owner.pop_stolen();
+        self.release_stolen();
         // SAFETY: `DONE` was read with acquire ordering; the slot was put with `B`/`u64`.
         let out = unsafe { t.slot.take_outcome::<B, u64>() };
         match out {
@@ -224,13 +251,15 @@ where
     /// it, or, if a thief has it, waits for the thief. Either way the slot is left claimed.
     /// Returns whether it was taken back.
     fn join_in_place(&mut self, t: &Pushed<'a>) -> bool {
-        if self.owner.take_back(t.slot) {
-            // SAFETY: private now, so no thief can claim it; it holds the `B` `push` put.
+        if let Some(held) = self.owner.take_back(t.slot, true) {
+            // SAFETY: private now, and the hold keeps lifelines off it, so no thief can
+            // claim it; it holds the `B` `push` put.
             let job = unsafe {
                 let job = t.slot.take::<B, u64>();
                 t.slot.claim();
                 job
             };
+            drop(held);
             assert_eq!(job(&()), expected(t.id), "task {} run in place", t.id);
             return true;
         }
@@ -247,7 +276,7 @@ where
     /// Pops the claimed slot of `t`, now on top: nothing left to run, but a thief that took
     /// it after a grow must be done with it first. True if a thief took it after the claim.
     fn pop_claimed(&mut self, t: Pushed<'a>, ran_in_place: bool) -> bool {
-        if self.owner.try_pop_private(t.slot) || self.owner.pop_slow() == Pop::Private {
+        if self.owner.try_pop_private(t.slot) || self.owner.pop_slow(|| false) == Pop::Private {
             return false;
         }
         self.spin_until_done(&t);
@@ -347,6 +376,20 @@ fn run_model<B>(
 ) where
     B: FnOnce(&()) -> u64 + Send + 'static,
 {
+    run_model_with(shape, make, false, thief, script)
+}
+
+/// `run_model` with thieves that run `steal` (`thief`, or a sleeper's `lifeline_lace`
+/// and `lifeline_relay`), and an owner of either scheduler.
+fn run_model_with<B>(
+    shape: Shape,
+    make: fn(Arc<Runs>, usize) -> B,
+    relay: bool,
+    steal: fn(Arc<Place>, usize, usize) -> usize,
+    script: impl FnOnce(&mut OwnerSide<'_, B>),
+) where
+    B: FnOnce(&()) -> u64 + Send + 'static,
+{
     let place = Arc::new(Place {
         dq: Deque::new(shape.capacity),
         owner: UnsafeCell::new(MaybeUninit::uninit()),
@@ -357,7 +400,7 @@ fn run_model<B>(
         .map(|i| {
             let place = Arc::clone(&place);
             let attempts = shape.attempts;
-            thread::spawn(move || thief(place, i, attempts))
+            thread::spawn(move || steal(place, i, attempts))
         })
         .collect();
     // SAFETY: the deque (in `place`) and `counters` outlive every use of the owner, which
@@ -367,8 +410,12 @@ fn run_model<B>(
         unsafe { (*place.owner.get()).write(Owner::new(&place.dq, &counters)) };
     assert!(owner.is_home());
     let dq = &place.dq;
+    if relay {
+        owner.start_private();
+    }
     let stolen = {
         let mut side = OwnerSide::new(owner, &runs, make);
+        side.relay = relay;
         script(&mut side);
         side.check_empty();
         side.stolen.len()
@@ -642,4 +689,226 @@ fn loom_mark_on_a_full_deque() {
         })
     });
     cov.check(&["had a thief take the mark"]);
+}
+
+/// A sleeper's last look on Lace (`Worker::lifeline_look`): the sign on the owner's push
+/// gate, the asymmetric fence, then a lifeline if the owner holds private tasks; then it
+/// steals what is shared, as its next search would. Returns the tasks it ran.
+fn lifeline_lace(place: Arc<Place>, me: usize, attempts: usize) -> usize {
+    place.dq.raise_limit();
+    assert!(heavy_fence());
+    if place.dq.has_private() && place.dq.lifeline(me, Reach::Share, || ()).is_some() {
+        LIFELINES.with(|n| n.set(n.get() + 1));
+    }
+    thief(place, me, attempts)
+}
+
+/// A sleeper's last look on relay: the sign, the fence, then a lifeline that takes half of
+/// the owner's private tasks, which it runs as a batch (`relay::run_batch`).
+fn lifeline_relay(place: Arc<Place>, me: usize, _attempts: usize) -> usize {
+    place.dq.raise_limit();
+    assert!(heavy_fence());
+    let Some((first, count)) = place
+        .dq
+        .has_private()
+        .then(|| place.dq.lifeline(me, Reach::Take, || ()))
+        .flatten()
+    else {
+        return 0;
+    };
+    LIFELINES.with(|n| n.set(n.get() + 1));
+    for i in 0..count as usize {
+        // SAFETY: the lifeline took the `count` slots from `first`; the owner filled them
+        // with `put::<(), _, _>` and waits for `DONE` before reusing them.
+        let slot = unsafe { &*first.add(i) };
+        slot.thief.store(me + 1, Relaxed);
+        // SAFETY: as above.
+        unsafe { slot.run_stolen(&()) };
+    }
+    count as usize
+}
+
+/// Runs the job that `make` made into `slot`, which the caller popped privately.
+///
+/// # Safety
+/// `slot` holds a job made by `make`, put with `u64`, and is the caller's alone.
+unsafe fn run_popped<B: FnOnce(&()) -> u64>(slot: &Slot, _make: fn(Arc<Runs>, usize) -> B) -> u64 {
+    // SAFETY: the caller's contract.
+    let job = unsafe { slot.take::<B, u64>() };
+    job(&())
+}
+
+std::thread_local! {
+    /// Lifelines that reached work in the execution being explored (loom runs each
+    /// execution's threads on one OS thread, one at a time).
+    static LIFELINES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn lifelines_taken() -> usize {
+    LIFELINES.with(|n| n.replace(0))
+}
+
+/// The owner pushes one task and never comes back to the runtime (it stops here), while a
+/// sleeper makes its last look. Either the sleeper reaches the task (a lifeline, or the
+/// share of a push that saw the sign), or the push saw the sign (and shared the task, on
+/// Lace, or would answer the parked sleeper, on relay), so that the push's wake-up brings
+/// the sleeper to it. Never neither: that would be a lost wake-up. Before the sleeper
+/// starts, the owner pushes and pops a task of its own, so that the deque is neither all
+/// stolen (whose first push publishes) nor raised (as a new owner's is).
+fn owner_never_returns(relay: bool, cov: &Arc<Coverage>) {
+    let c = Arc::clone(cov);
+    model(move || {
+        let _ = lifelines_taken();
+        let place = Arc::new(Place {
+            dq: Deque::new(2),
+            owner: UnsafeCell::new(MaybeUninit::uninit()),
+        });
+        let counters = Counters::default();
+        let runs = Runs::new(2);
+        // SAFETY: as in `run_model_with`.
+        let owner: &Owner<Place> =
+            unsafe { (*place.owner.get()).write(Owner::new(&place.dq, &counters)) };
+        if relay {
+            owner.start_private();
+        }
+        let warm = owner.fast_slot().expect("room");
+        // SAFETY: the free slot at `head`; the job fits.
+        unsafe { warm.put::<(), _, u64>(job(Arc::clone(&runs), 1)) };
+        assert!(owner.advance(warm), "a new owner's gate is raised");
+        if relay {
+            let held = owner.hold();
+            owner.lower_gate();
+            drop(held);
+        } else {
+            owner.push_slow(|| false);
+        }
+        let popped = owner.try_pop_private(warm)
+            || if relay {
+                owner.pop_unless_handed_out() == Pop::Private
+            } else {
+                owner.pop_slow(|| false) == Pop::Private
+            };
+        assert!(popped, "nobody else runs yet");
+        // SAFETY: popped privately; it holds the job `job` made above.
+        assert_eq!(unsafe { run_popped(warm, job) }, expected(1));
+
+        let p = Arc::clone(&place);
+        let sleeper = thread::spawn(move || {
+            if relay {
+                lifeline_relay(p, 0, 1)
+            } else {
+                lifeline_lace(p, 0, 1)
+            }
+        });
+        let slot = owner.fast_slot().expect("room");
+        // SAFETY: the free slot at `head`; the job fits.
+        unsafe { slot.put::<(), _, u64>(job(Arc::clone(&runs), 0)) };
+        let saw_sign = owner.advance(slot);
+        if saw_sign && !relay {
+            owner.push_slow(|| false);
+        }
+        let ran = sleeper.join().unwrap();
+        let by_lifeline = lifelines_taken() > 0;
+        assert!(
+            ran == 1 || saw_sign,
+            "lost: the push did not see the sign, and the sleeper did not reach the task"
+        );
+        if ran == 0 && !relay {
+            assert!(
+                place.dq.has_shared(),
+                "the push saw the sign but did not share"
+            );
+        }
+        if ran == 1 {
+            runs.check_each_ran_once();
+        }
+        if by_lifeline {
+            c.hit(0);
+        }
+        if saw_sign {
+            c.hit(1);
+        }
+    });
+}
+
+#[test]
+fn loom_lifeline_lace_owner_never_returns() {
+    let cov = Arc::new(Coverage::default());
+    owner_never_returns(false, &cov);
+    cov.check(&[
+        "reached the task by a lifeline",
+        "had the push see the sign",
+    ]);
+}
+
+#[test]
+fn loom_lifeline_relay_owner_never_returns() {
+    let cov = Arc::new(Coverage::default());
+    owner_never_returns(true, &cov);
+    cov.check(&[
+        "reached the task by a lifeline",
+        "had the push see the sign",
+    ]);
+}
+
+/// The owner pushes and pops a task (the first push on Lace publishes it), then pushes and
+/// pops two private tasks, one at a time, while a sleeper's lifeline shares the private
+/// task (half of one) and steals: the owner's THE-ordered pop and its held slow pop race the lifeline.
+/// Every task runs once, and the owner sees stolen exactly what the sleeper ran.
+#[test]
+fn loom_lifeline_lace_races_the_owners_pops() {
+    let cov = Arc::new(Coverage::default());
+    let c = Arc::clone(&cov);
+    model(move || {
+        let _ = lifelines_taken();
+        let shape = Shape {
+            capacity: 3,
+            tasks: 3,
+            thieves: 1,
+            attempts: 2,
+        };
+        run_model_with(shape, job, false, lifeline_lace, |o| {
+            // Published and (unless stolen) taken back: the deque is then neither all
+            // stolen nor raised, and tasks 1 and 2 stay private.
+            o.push(0);
+            o.pop_and_sync();
+            o.push(1);
+            o.pop_and_sync();
+            o.push(2);
+            o.pop_and_sync();
+        });
+        if lifelines_taken() > 0 {
+            c.hit(0);
+        }
+    });
+    cov.check(&["had a lifeline share a private task"]);
+}
+
+/// The relay owner (whose deque no thief touches otherwise) pushes two tasks and pops
+/// both while a sleeper's lifeline takes half of them: a task the lifeline took is
+/// awaited and released as handed out. Every task runs once.
+#[test]
+fn loom_lifeline_relay_races_the_owners_pops() {
+    let cov = Arc::new(Coverage::default());
+    let c = Arc::clone(&cov);
+    model(move || {
+        let _ = lifelines_taken();
+        let shape = Shape {
+            capacity: 2,
+            tasks: 2,
+            thieves: 1,
+            attempts: 1,
+        };
+        run_model_with(shape, job, true, lifeline_relay, |o| {
+            o.push(0);
+            o.push(1);
+            for _ in 0..2 {
+                o.pop_and_sync();
+            }
+        });
+        if lifelines_taken() > 0 {
+            c.hit(0);
+        }
+    });
+    cov.check(&["had a lifeline take a private task"]);
 }

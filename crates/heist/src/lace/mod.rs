@@ -8,13 +8,14 @@ pub(crate) mod deque;
 mod loom_tests;
 
 use crate::registry::{Injected, Registry};
-use crate::sched::{Pop, Schedule};
+use crate::sched::{Held, Pop, Reach, Schedule};
 use crate::task::Slot;
+use crate::worker::InWorkerSeat;
 use crate::worker::{Job, Worker};
 use deque::Steal;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Consecutive failed steals from the thief before a leapfrogging owner tries a random
 /// victim (Lace §4.3).
@@ -41,14 +42,16 @@ impl Schedule for Lace {
     fn start(&self, _w: &Worker) {}
 
     /// Publishes the first task after everything was stolen, or grows the shared part for
-    /// a thief's split request; either way a thief may now find something.
+    /// a thief's split request or a sleeper's sign; either way a thief may now find
+    /// something, and a sleeper is woken to look here first.
     fn push_slow(&self, w: &Worker) {
-        w.owner().push_slow();
-        w.registry().sleep.wake_one();
+        let sleep = &w.registry().sleep;
+        w.owner().push_slow(|| sleep.wake_one_for(w.index()));
     }
 
     fn pop_slow(&self, w: &Worker) -> Pop {
-        w.owner().pop_slow()
+        let sleep = &w.registry().sleep;
+        w.owner().pop_slow(|| sleep.wake_one_for(w.index()))
     }
 
     /// Leapfrogging: steals from the thief, whose work is what `slot` waits for, and
@@ -79,14 +82,23 @@ impl Schedule for Lace {
         w.registry().take_from_injector(w.roots())
     }
 
-    /// Shares half of the private tasks if a thief asked (its split request).
+    /// Shares half of the private tasks if a thief asked (its split request) or a sleeper
+    /// did (its sign), and wakes a sleeper.
     fn answer_thieves(&self, w: &Worker) {
-        w.owner().grow_if_asked();
+        let sleep = &w.registry().sleep;
+        w.owner().grow_if_asked(|| sleep.wake_one_for(w.index()));
     }
 
     /// A shared slot comes back by a CAS that lowers `split` to it, unless stolen.
-    fn take_back(&self, w: &Worker, slot: &Slot) -> bool {
-        w.owner().take_back(slot)
+    fn take_back<'w>(&self, w: &'w Worker, slot: &Slot) -> Option<Held<'w, InWorkerSeat>> {
+        w.owner().take_back(slot, true)
+    }
+
+    /// Shares half of the victim's private tasks; the next search steals them like any
+    /// shared task.
+    fn lifeline(&self, w: &Worker, victim: usize) -> bool {
+        let dq = &w.registry().infos[victim].deque;
+        dq.lifeline(w.index(), Reach::Share, || ()).is_some()
     }
 
     fn injected(&self, r: &Registry, kind: Injected) {
@@ -111,13 +123,6 @@ impl Schedule for Lace {
 
     fn barrier_at_root(&self, _r: &Arc<Registry>, _w: Option<&Worker>) -> bool {
         false
-    }
-
-    /// Lace's thieves sleep without a timeout when nothing was in flight as they fell
-    /// asleep, and a root wakes only the worker that takes it: wake one to watch the
-    /// offer (at most every millisecond, `crate::offer::wake_watcher`).
-    fn offer_stood(&self, w: &Worker, now: Option<Instant>) {
-        crate::offer::wake_watcher(w, now);
     }
 
     /// Lace raises the gate for a split request and also while the deque is all stolen,

@@ -8,7 +8,7 @@
 //! A loop called outside any worker starts on the calling thread (see `outside.rs`). On
 //! relay, a split cuts the rest into one piece per waiting steal request plus one
 //! (Embracing Explicit Communication, Fig. 5.13). While the owner folds a block it cannot
-//! bound in time, a thief may take the upper half of the rest without it (`offered.rs`).
+//! bound in time, a thief may take the rest without it (`offered.rs`).
 //!
 //! The protocol is public, for library authors: a collection that can hand out a
 //! [`Producer`] becomes a parallel iterator (see [`Producer`]'s example).
@@ -490,7 +490,7 @@ where
         // cheapest.
         let unsure = P::CUTS && n == min && (first || blocks.slow());
         first = false;
-        if unsure && len - n >= 2 * min && offered::may_stand(w) {
+        if unsure && len - n >= min && offered::may_stand(w) {
             match offered::block(w, lp, p, acc, n, blocks) {
                 Ok((a, rest)) => (acc, p) = (a, rest),
                 Err(out) => return out,

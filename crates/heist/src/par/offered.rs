@@ -1,10 +1,9 @@
 //! A loop's standing offer (`crate::offer`): before a block whose length in time it
 //! cannot bound (a fresh piece's first, or one of slow items: `Blocks::slow`), the owner
-//! of a piece over a producer that can be cut ([`Producer::CUTS`]) offers the upper half
-//! of what the block leaves, folds the block through a cut of its own, and takes the
-//! offer back. A thief that took it cuts its half out and runs it as a piece of the same
-//! loop; the owner goes on with the lower half and then waits for the thief, as a `join`
-//! does (the split of Embracing Explicit Communication in Work-Stealing Runtime Systems,
+//! of a piece over a producer that can be cut ([`Producer::CUTS`]) offers all that the
+//! block leaves, folds the block through a cut of its own, and takes the offer back. A
+//! thief that took it cuts the rest out and runs it as a piece of the same loop; the
+//! owner then waits for the thief, as a `join` does, stealing from it meanwhile (the split of Embracing Explicit Communication in Work-Stealing Runtime Systems,
 //! §5.3, made by the thief at a point the owner fixed in advance).
 
 use super::driver::{piece, Kernel, Loop, Producer};
@@ -42,7 +41,7 @@ struct LoopOffer<'a, 'k, P: Producer, K: Kernel<P::Item>> {
 }
 
 /// Folds the first `n` items of `p` (a block it cannot bound, `may_stand` holds) with an offer of
-/// the upper half of the rest standing. Untaken, gives back the accumulator and the rest;
+/// the rest standing. Untaken, gives back the accumulator and the rest;
 /// taken, runs the lower half too, waits for the taker and gives the piece's output.
 // Out of line: it runs once a piece for most loops, and keeps the piece's loop small.
 #[inline(never)]
@@ -59,8 +58,10 @@ where
     K: Kernel<P::Item>,
 {
     let len = p.len();
-    // The taker starts later than the owner goes on: it gets the larger half.
-    let mid = n + (len - n) / 2;
+    // The whole rest: the owner may stay in this block for good (a coarse item that waits
+    // for the others), and then what it kept back would wait with it. Taken, the owner
+    // has only its block left, and steals from the taker once it is done.
+    let mid = n;
     let offer = LoopOffer {
         // SAFETY: `take` catches the piece's panic, and signals `done` last.
         head: unsafe { Offer::new(take::<P, K>) },

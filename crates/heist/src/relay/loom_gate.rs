@@ -89,11 +89,13 @@ fn run(senders: u32, hits: &Hits) {
         .collect();
     let mut got = 0;
     for _ in 0..ROUNDS {
-        if owner.fast_slot().is_none() {
+        if owner.gate_raised() {
+            let held = owner.hold();
             lower_gate_then_fence(owner);
             while place.ch.requests.recv().is_some() {
                 got += 1;
             }
+            drop(held);
         }
     }
     if got > 0 {

@@ -25,6 +25,7 @@ mod loom_channel;
 mod loom_gate;
 #[cfg(all(test, loom))]
 mod loom_termination;
+mod park;
 mod peer;
 mod request;
 pub(crate) mod split;
@@ -36,10 +37,11 @@ use crate::frame::Roots;
 use crate::lace::deque::{Deque, Home, Owner, Pop};
 use crate::offer::{Offer, OfferSlot};
 use crate::registry::{Injected, Registry};
-use crate::sched::Schedule;
+use crate::sched::{Held, Schedule};
 use crate::stats::stat;
-use crate::sync::{fence, AtomicBool, AtomicU64, Padded};
+use crate::sync::{fence, AtomicBool, AtomicU64, AtomicUsize, Padded};
 use crate::task::Slot;
+use crate::worker::InWorkerSeat;
 use crate::worker::{Job, Worker};
 use std::cell::Cell;
 use std::sync::atomic::{Ordering::Relaxed, Ordering::SeqCst};
@@ -109,10 +111,13 @@ pub(crate) struct Channels<B = Batch> {
 
 impl<B: Copy> Channels<B> {
     /// Channels for a pool of `n` workers: n−1 foreign requests, the worker's own
-    /// returned one, and as many again of slack for the manager's updates.
+    /// returned one, and three times as many again for the manager's updates. An update
+    /// reports a worker's end of an idle period; a victim's answer, a hand-out to the
+    /// worker while it was parked, and its own lifeline or offer take may each report the
+    /// same period while the manager runs a long task and does not poll.
     pub(crate) fn new(n: usize) -> Channels<B> {
         Channels {
-            requests: channel::Mpsc::new(2 * n),
+            requests: channel::Mpsc::new(4 * n),
             tasks: channel::Spsc::new(2),
         }
     }
@@ -155,6 +160,8 @@ pub(crate) struct Relay {
     /// list stops being empty. A worker that began backing off before the last bump may
     /// ask at once.
     pub(crate) new_work_epoch: AtomicU64,
+    /// How many workers are parked (a hint for pushers, read on their slow path).
+    parked: AtomicUsize,
 }
 
 struct PerWorker {
@@ -164,6 +171,13 @@ struct PerWorker {
     /// sends a new one after an answer. The request then goes home unanswered: it has
     /// work.
     took_offer: AtomicBool,
+    /// While the worker sleeps: `PARKED`, its status and whether its request is out
+    /// (`park_word`); 0 otherwise. A pusher that claims the word hands it tasks
+    /// (`serve_parked`).
+    parked: AtomicUsize,
+    /// Tasks handed to the worker while it was parked (more than one batch if it parked
+    /// again before a pusher that claimed it had written its batch).
+    handed: std::sync::Mutex<Vec<Batch>>,
     state: Padded<Owned>,
 }
 
@@ -183,11 +197,14 @@ impl Relay {
                 .map(|_| PerWorker {
                     channels: Channels::new(workers),
                     took_offer: AtomicBool::new(false),
+                    parked: AtomicUsize::new(0),
+                    handed: std::sync::Mutex::new(Vec::new()),
                     state: Padded(Owned(WorkerState::default())),
                 })
                 .collect(),
             barriers: Barriers::default(),
             new_work_epoch: AtomicU64::new(0),
+            parked: AtomicUsize::new(0),
         }
     }
 
@@ -270,8 +287,13 @@ impl Schedule for Relay {
     }
 
     /// A slot below `o_split` was handed out: it stays with its thief.
-    fn take_back(&self, w: &Worker, slot: &Slot) -> bool {
-        w.owner().is_private(slot)
+    fn take_back<'w>(&self, w: &'w Worker, slot: &Slot) -> Option<Held<'w, InWorkerSeat>> {
+        w.owner().take_back(slot, false)
+    }
+
+    /// Takes half of the victim's private tasks as a batch (`park::lifeline`).
+    fn lifeline(&self, w: &Worker, victim: usize) -> bool {
+        park::lifeline(self, w, victim)
     }
 
     /// Only the manager takes jobs from outside: workers backing off should ask it for
@@ -295,7 +317,9 @@ impl Schedule for Relay {
     /// channels (or, for the manager, the injector).
     fn work_visible(&self, w: &Worker) -> bool {
         let r = w.registry();
-        (takes_from_outside(w) && r.injector_has(w.roots())) || self.channels(w.index()).pending()
+        (takes_from_outside(w) && r.injector_has(w.roots()))
+            || self.channels(w.index()).pending()
+            || park::handed_something(w)
     }
 
     fn barrier_pending(&self) -> bool {
@@ -321,6 +345,14 @@ impl Schedule for Relay {
 
     fn waiting_requests<'w>(&self, w: &'w Worker) -> split::Waiting<'w> {
         split::Waiting::take(w)
+    }
+
+    fn parking(&self, w: &Worker, asleep: bool) {
+        if asleep {
+            park::park(w);
+        } else {
+            park::unpark(w);
+        }
     }
 
     /// A thief whose request is out marks it answered before the take: the owner whose
@@ -364,6 +396,8 @@ pub(crate) struct WorkerState {
     backoff_epoch: Cell<u64>,
     /// When our request last went out.
     sent_at: Cell<Option<Instant>>,
+    /// Tasks a lifeline of ours took, to run at the next search.
+    lifeline: Cell<Option<Batch>>,
 }
 
 impl WorkerState {
@@ -416,6 +450,7 @@ impl Default for WorkerState {
             backoff: Cell::new(Duration::ZERO),
             backoff_epoch: Cell::new(0),
             sent_at: Cell::new(None),
+            lifeline: Cell::new(None),
         }
     }
 }
@@ -424,6 +459,7 @@ impl Default for WorkerState {
 /// loops, and by `heist::poll`.
 fn poll(w: &Worker) {
     state(w).spawned.set(true);
+    let _held = w.owner().hold();
     lower_gate_then_fence(w.owner());
     let r = w.registry();
     if w.index() as u32 == MANAGER {
@@ -434,6 +470,7 @@ fn poll(w: &Worker) {
         }
     }
     request::handle_waiting(w);
+    park::serve_parked(w);
 }
 
 /// A thief's take of an offer, with `mark` (its `took_offer`, while its request is out)
@@ -536,6 +573,15 @@ pub(crate) fn lower_gate_then_fence<H: Home>(owner: &Owner<H>) {
 fn steal(w: &Worker, victim: usize) -> bool {
     poll(w);
     let l = state(w);
+    let ours = l.lifeline.take();
+    let got = ours.or_else(|| park::take_handed(w));
+    if let Some(batch) = got {
+        // Our request, if out, stays out: it goes home when it reaches a victim, and
+        // whatever status it carries is overruled.
+        l.resume_working();
+        run_batch(w, batch);
+        return true;
+    }
     if let Some(batch) = relay(w).channels(w.index()).tasks.recv() {
         stat!(
             w.counters(),

@@ -21,7 +21,9 @@ impl<'w> Waiting<'w> {
     /// Lowers `w`'s flag and takes every request waiting for it. A request that comes
     /// later raises the flag again and is handled at the next push or pop, as usual.
     pub(crate) fn take(w: &'w Worker) -> Waiting<'w> {
+        let held = w.owner().hold();
         lower_gate_then_fence(w.owner());
+        drop(held);
         let ch = relay(w).channels(w.index());
         Waiting {
             w: Some(w),
@@ -63,6 +65,7 @@ impl<'w> Waiting<'w> {
             return;
         }
         state(w).spawned.set(true);
+        let _held = w.owner().hold();
         for mut req in std::mem::take(&mut self.reqs) {
             req.amount = super::StealAmount::One;
             request::handle(w, req);
