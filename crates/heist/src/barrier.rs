@@ -119,24 +119,25 @@ fn hand_on(d: &Detached, p: Panic) {
     task::record_first(&d.panic, p);
 }
 
-/// `Pool::drop` on one of the pool's own workers: the dropping task cannot wait for the
-/// detached tasks (it may be one), so the workers run every queued task and stop once
-/// none is left (see `stop_closed`).
+/// `Pool::drop` on one of the pool's own workers (the dropping task cannot wait for the
+/// detached tasks: it may be one), or `Pool::release`: the workers run every queued task
+/// and stop once none is left (see `stop_closed`).
 pub(crate) fn close_inside(r: &Registry) {
     r.detached.closing.store(true, SeqCst);
     all_may_be_done(r);
 }
 
-/// Stops the workers of a pool whose last handle was dropped inside it, once its detached
+/// Stops the workers of a pool whose last handle was dropped without waiting, once its detached
 /// tasks (and so all of its work) are done. A panic kept for the barrier has nobody left
 /// to reach: rather than lose it, the process aborts.
 fn stop_closed(r: &Registry) {
     if let Some(p) = take_panic(r) {
         std::mem::forget(p);
         eprintln!(
-            "heist: a detached task panicked in a pool whose last handle was dropped inside \
-             the pool, so no barrier can re-raise it; aborting (a panic handler set with \
-             PoolBuilder::panic_handler would receive it)"
+            "heist: a detached task panicked in a pool whose last handle was dropped without \
+             waiting (inside the pool, or a rayon-style ThreadPool), so no barrier can \
+             re-raise it; aborting (a panic handler set with PoolBuilder::panic_handler \
+             would receive it)"
         );
         std::process::abort();
     }

@@ -41,6 +41,9 @@ pub(crate) enum Frame {
     /// A `Worker::scope`: its tasks lie from this depth, above its mark; its end drains
     /// the deque down to the mark.
     Scope(u32),
+    /// A drain (`crate::spawn::drain_to`) runs the spawned slot it just popped: what the
+    /// task leaves above that slot's depth, the drain runs next.
+    Drain,
 }
 
 impl Frame {
@@ -213,6 +216,11 @@ impl Frames {
             self.innermost(|f| matches!(f, Frame::Slot(_))),
             Some(Frame::Slot(_))
         )
+    }
+
+    /// Whether the innermost frame is a `Drain`: a spawned task starts right inside it.
+    pub(crate) fn in_drain(&self) -> bool {
+        self.with(|s| s.last() == Some(&Frame::Drain))
     }
 
     /// The depth where the innermost frame that drains began (a slot run, a task taken

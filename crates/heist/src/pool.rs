@@ -11,6 +11,7 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
+use std::ptr;
 use std::str::FromStr;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::{Arc, OnceLock};
@@ -552,6 +553,21 @@ fn shut_down(registry: &Registry, threads: Vec<JoinHandle<()>>) {
     registry.sleep.wake_all();
     for t in threads {
         let _ = t.join();
+    }
+}
+
+impl Pool {
+    /// Lets the pool go without waiting, as rayon's `ThreadPool` drop does: its workers
+    /// run every task still queued or running, then stop by themselves (calling their
+    /// exit handlers). A detached panic that no barrier re-raised then has nobody to
+    /// reach: the process aborts with a message unless a panic handler is set.
+    pub(crate) fn release(self) {
+        let this = mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped nor used again, so each field is moved out
+        // once; the handles are dropped, which detaches the threads.
+        let (registry, threads) = unsafe { (ptr::read(&this.registry), ptr::read(&this.threads)) };
+        drop(threads);
+        crate::barrier::close_inside(&registry);
     }
 }
 

@@ -411,7 +411,7 @@ unsafe fn finish(
     if in_deque > 0 {
         // Without overflow slots `top` is untagged, with the open slots below it.
         let base = list.as_ref().map_or(top.wrapping_sub(open), |l| l.base);
-        spawn::drain_to(w, w.owner().index_of(base), &mut *sink);
+        spawn::drain_each_to(w, w.owner().index_of(base), &mut *sink);
     }
     let Some(list) = list else {
         return;

@@ -84,12 +84,26 @@ pub(crate) fn drained_on(w: &Worker, owner: usize) -> bool {
 
 /// Runs or waits for every slot above `depth` in `w`'s deque, newest first. The panics
 /// of promises whose handles were leaked go to `sink`; spawned tasks keep their own.
-pub(crate) fn drain_to(w: &Worker, depth: u32, mut sink: impl FnMut(Panic)) {
+///
+/// A spawned scope task popped here leaves what it spawned to this loop rather than
+/// draining it itself (`run_spawn_popped`), so that a chain of tasks each spawning the
+/// next runs at one stack depth, as in rayon.
+pub(crate) fn drain_to(w: &Worker, depth: u32, sink: impl FnMut(Panic)) {
+    drain(w, depth, sink, true);
+}
+
+/// [`drain_to`] for a promises scope's end: every spawned task drains its own leftovers,
+/// so that the panics of promises leaked inside it are dropped there, not sent to `sink`.
+pub(crate) fn drain_each_to(w: &Worker, depth: u32, sink: impl FnMut(Panic)) {
+    drain(w, depth, sink, false);
+}
+
+fn drain(w: &Worker, depth: u32, mut sink: impl FnMut(Panic), flat: bool) {
     while let Some((top, below)) = w.owner().top_and_below() {
         if below < depth {
             break;
         }
-        if let Some(p) = pop_and_finish(w, top) {
+        if let Some(p) = pop_and_finish(w, top, flat) {
             sink(p);
         }
     }
@@ -110,8 +124,9 @@ pub(crate) fn drain_above(w: &Worker, top: &Slot) {
 }
 
 /// Pops the top slot `top` and finishes it: runs a private one, waits for a stolen one.
-/// Returns the panic of a leaked promise.
-fn pop_and_finish(w: &Worker, top: &Slot) -> Option<Panic> {
+/// Returns the panic of a leaked promise. `flat`: the caller drains to at most `top`'s
+/// depth, so a spawned task may leave its own spawns to it (`Frame::Drain`).
+fn pop_and_finish(w: &Worker, top: &Slot, flat: bool) -> Option<Panic> {
     // SAFETY: `top` is a filled slot of this worker's own deque.
     let kind = unsafe { top.kind() };
     let spawned = kind == Kind::Spawn;
@@ -121,6 +136,7 @@ fn pop_and_finish(w: &Worker, top: &Slot) -> Option<Panic> {
             // after this, while nothing else writes the slot.
             w.owner().set_spawn_top(unsafe { top.spawn_link() });
         }
+        let _drain = (flat && spawned).then(|| w.frames().enter(Frame::Drain));
         // SAFETY: popped privately; it still holds its job (or nothing, if claimed).
         return unsafe { top.run_popped(w) };
     }
@@ -154,7 +170,7 @@ pub(crate) fn help_own(w: &Worker) -> bool {
     let kind = unsafe { top.kind() };
     if ours && (kind == Kind::Spawn || kind == Kind::Ran) {
         w.run_taken(|| {
-            pop_and_finish(w, top)
+            pop_and_finish(w, top, false)
                 .into_iter()
                 .for_each(task::drop_panic)
         });
@@ -401,7 +417,22 @@ where
 {
     // SAFETY: the contract above.
     let (job, w) = unsafe { ((*slot).take_spawn::<F>(), &*w.cast::<Worker>()) };
-    run_draining(w, || job(w)).finish(w);
+    if !w.frames().in_drain() {
+        run_draining(w, || job(w)).finish(w);
+        return None;
+    }
+    // Popped by a drain of this deque to at most this slot's depth: what an uncounted
+    // task leaves there, that drain runs next, in this task's place (rule 3 still holds:
+    // nobody waits for this task but that drain). A counted or detached task drains
+    // first, as its count promises its spawns are done.
+    let depth = w.owner().depth();
+    let slot = w.frames().enter(Frame::Slot(depth));
+    let then = job(w);
+    drop(slot);
+    if !matches!(then, Then::Nothing) && w.owner().depth() != depth {
+        drain_to(w, depth, task::drop_panic);
+    }
+    then.finish(w);
     None
 }
 

@@ -7,6 +7,7 @@ use crate::pool::{Pool, Registry};
 use crate::scope::Scope;
 use crate::worker::{self, Worker};
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
 /// Spawns `func` as a detached task of `registry`; its panic goes to the pool's panic
@@ -21,25 +22,37 @@ where
 /// A pool of worker threads under rayon's name (rayon's `ThreadPool`): a [`Pool`] with
 /// rayon's methods.
 ///
-/// **Difference from rayon:** dropping a `ThreadPool` waits for the tasks started with
-/// its `spawn` to finish, as [`Pool`]'s drop does; rayon lets them run on.
+/// Dropping a `ThreadPool` does not wait, as in rayon: tasks started with its `spawn` run
+/// on, and its threads stop once they are done. (A [`Pool`]'s drop waits for them.)
 pub struct ThreadPool {
-    pool: Pool,
+    /// Taken out only by `drop` or `into_pool`.
+    pool: ManuallyDrop<Pool>,
+}
+
+impl Drop for ThreadPool {
+    fn drop(&mut self) {
+        // SAFETY: the pool is taken out here, once, and `self` is not used again.
+        unsafe { ManuallyDrop::take(&mut self.pool) }.release();
+    }
 }
 
 impl fmt::Debug for ThreadPool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("ThreadPool").field(&self.pool).finish()
+        f.debug_tuple("ThreadPool").field(&*self.pool).finish()
     }
 }
 
 impl ThreadPool {
     pub(crate) fn of(pool: Pool) -> ThreadPool {
-        ThreadPool { pool }
+        ThreadPool {
+            pool: ManuallyDrop::new(pool),
+        }
     }
 
     pub(crate) fn into_pool(self) -> Pool {
-        self.pool
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped, so the pool is taken out once, here.
+        unsafe { ManuallyDrop::take(&mut this.pool) }
     }
 
     /// This pool's worker running on the calling thread, if there is one; for use within
