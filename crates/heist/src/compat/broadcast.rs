@@ -183,7 +183,7 @@ where
 ///         s.fetch_add(1 << cx.index(), Ordering::SeqCst);
 ///     })
 /// });
-/// drop(pool); // waits for the spawned calls
+/// pool.as_pool().barrier(); // waits for the spawned calls
 /// assert_eq!(seen.load(Ordering::SeqCst), 0b111);
 /// ```
 pub fn spawn_broadcast<OP>(op: OP)

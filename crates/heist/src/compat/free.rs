@@ -25,7 +25,9 @@ pub(crate) fn with_registry<R>(f: impl FnOnce(&Arc<Registry>) -> R) -> R {
 /// [`ThreadPoolBuilder::panic_handler`](crate::ThreadPoolBuilder::panic_handler)).
 /// **Difference from rayon:** without a handler rayon aborts the process; heist keeps the
 /// panic and re-raises it from the next [`Pool::barrier`](crate::Pool::barrier) (it is
-/// dropped if none comes). A pool's drop waits for its spawned tasks.
+/// dropped if none comes; with a `ThreadPool` dropped first, the process aborts). A
+/// [`Pool`](crate::Pool)'s drop waits for its spawned tasks; a `ThreadPool`'s, as rayon's,
+/// does not.
 ///
 /// ```
 /// let (tx, rx) = std::sync::mpsc::channel();
