@@ -279,9 +279,13 @@ fn yields_and_pools_dropped_with_work_in_flight() {
         pool.broadcast(|_| ()); // every worker has come by since the spawns
         assert_eq!(pool.yield_now(), None, "not on a worker");
         assert!(pool.install(heist::yield_now).is_some(), "on a worker");
-        // The dropped pools waited for their spawns; the installed ones are detached
-        // tasks of `pool`, which its barrier waits for.
+        // The installed spawns are detached tasks of `pool`, which its barrier waits for;
+        // the dropped pools did not wait for theirs (as in rayon), which their threads
+        // finish before they stop (`each_pool`'s time limit catches a hang).
         pool.as_pool().barrier();
+        while ran.load(Relaxed) < 350 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         assert_eq!(ran.load(Relaxed), 350);
     });
 }
@@ -328,7 +332,8 @@ fn spawn_broadcasts_hand_each_panic_to_the_handler() {
                 })),
             };
         }
-        drop(p); // waits for every call
+        p.as_pool().barrier(); // waits for every call (a ThreadPool's drop does not)
+        drop(p);
         let panics = (0..rounds)
             .flat_map(|r| (0..n).map(move |i| (r + i) % 3 == 0))
             .filter(|&b| b)
