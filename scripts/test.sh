@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The tests, as README.md gives them: everything a fresh machine needs is installed
 # here first (from Debian's packages; skipped with a note where that is not possible),
-# then the workspace's tests, then heist-mpi's (a workspace of its own, run where MPI is
-# present). Extra arguments go to the workspace's `cargo test`.
+# then the workspace's tests, rayon's own tests against heist (.ci/rayon-suite), then
+# heist-mpi's (a workspace of its own, run where MPI is present). Extra arguments go to
+# the workspace's `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +22,9 @@ export RUST_MIN_STACK="${RUST_MIN_STACK:-16777216}"
 
 say "cargo test --workspace"
 cargo test --workspace "$@"
+
+say "rayon's published tests against heist, rayon as the control (.ci/rayon-suite)"
+bash .ci/rayon-suite
 
 say "heist-mpi (scripts/test-mpi.sh)"
 bash scripts/test-mpi.sh

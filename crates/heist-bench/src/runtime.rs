@@ -135,6 +135,19 @@ pub trait Task: Send {
     fn call<F: Fork>(self, f: F) -> Self::Output;
 }
 
+/// Whether heist's pools let a loop called outside them start on the calling thread
+/// (`PoolBuilder::caller_helps`; `tiny-outside` measures both ways): set
+/// `HEIST_BENCH_CALLER_HELPS=1` (default 0, heist's default).
+fn caller_helps() -> Result<bool, String> {
+    match std::env::var("HEIST_BENCH_CALLER_HELPS").as_deref() {
+        Err(_) | Ok("0") => Ok(false),
+        Ok("1") => Ok(true),
+        Ok(v) => Err(format!(
+            "HEIST_BENCH_CALLER_HELPS must be 0 or 1, got {v:?}"
+        )),
+    }
+}
+
 enum Engine {
     Seq,
     Heist(heist::Pool),
@@ -182,6 +195,7 @@ impl Runtime {
                     .scheduler(scheduler)
                     .stack_size(STACK_SIZE)
                     .pin_workers(pin)
+                    .caller_helps(caller_helps()?)
                     .build()
                     .map_err(|e| format!("{kind}: {e:?}"))?;
                 Engine::Heist(pool)

@@ -267,6 +267,8 @@ pub use compat::{
     spawn_broadcast, spawn_fifo, yield_local, yield_now, BroadcastContext, FnContext, ScopeFifo,
     ThreadBuilder, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
 };
+#[allow(deprecated)]
+pub use compat::{initialize, Configuration};
 pub use par::{
     array, collections, iter, option, prelude, range, range_inclusive, result, slice, str, string,
     tree, vec,

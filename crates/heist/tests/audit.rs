@@ -6,7 +6,7 @@
 
 mod support;
 
-use heist::iter::plumbing::{IndexedOrNot, IndexedProducer, Kernel, Producer, ProducerCallback};
+use heist::iter::plumbing::{IndexedOrNot, Kernel, Producer, ProducerCallback, UnindexedProducer};
 use heist::prelude::*;
 use heist::{Pool, Scheduler};
 use std::panic::{self, AssertUnwindSafe};
@@ -56,7 +56,7 @@ struct Forgetful {
     hi: u32,
 }
 
-impl Producer for Forgetful {
+impl UnindexedProducer for Forgetful {
     type Item = u32;
     type IntoIter = std::ops::Range<u32>;
     fn len(&self) -> usize {
@@ -94,7 +94,7 @@ impl Producer for Forgetful {
     }
 }
 
-impl IndexedProducer for Forgetful {}
+impl Producer for Forgetful {}
 
 /// An indexed parallel iterator over a `Forgetful`.
 struct ForgetfulIter(u32);

@@ -149,7 +149,7 @@ struct Fragile {
     armed: bool,
 }
 
-impl heist::iter::plumbing::Producer for Fragile {
+impl heist::iter::plumbing::UnindexedProducer for Fragile {
     type Item = u64;
     type IntoIter = std::ops::Range<u64>;
     fn len(&self) -> usize {

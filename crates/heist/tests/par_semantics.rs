@@ -279,7 +279,7 @@ struct Liar {
     real: usize,
 }
 
-impl heist::iter::plumbing::Producer for Liar {
+impl heist::iter::plumbing::UnindexedProducer for Liar {
     type Item = String;
     type IntoIter = std::vec::IntoIter<String>;
     fn len(&self) -> usize {
@@ -304,7 +304,7 @@ impl heist::iter::plumbing::Producer for Liar {
     }
 }
 
-impl heist::iter::plumbing::IndexedProducer for Liar {}
+impl heist::iter::plumbing::Producer for Liar {}
 
 impl ParallelIterator for Liar {
     type Item = String;

@@ -1,7 +1,7 @@
 //! Every indexed source and adapter, split at every position: both pieces have the right
 //! lengths, and their items (forwards and backwards) are the sequential ones.
 
-use heist::iter::plumbing::{IndexedProducer, Kernel, Producer, ProducerCallback};
+use heist::iter::plumbing::{Kernel, Producer, ProducerCallback, UnindexedProducer};
 use heist::prelude::*;
 use std::collections::VecDeque;
 use std::fmt::Debug;
@@ -15,7 +15,7 @@ struct Check<'e, V, G> {
 
 impl<T, V: PartialEq + Debug, G: Fn(T) -> V> ProducerCallback<T> for Check<'_, V, G> {
     type Output = ();
-    fn callback<P: IndexedProducer<Item = T>>(self, p: P) {
+    fn callback<P: Producer<Item = T>>(self, p: P) {
         let n = self.expected.len();
         assert_eq!(p.len(), n, "length before the split");
         let (l, r) = p.split_at(self.at);
@@ -40,7 +40,7 @@ struct CheckBack<'e, V, G> {
 
 impl<T, V: PartialEq + Debug + Clone, G: Fn(T) -> V> ProducerCallback<T> for CheckBack<'_, V, G> {
     type Output = ();
-    fn callback<P: IndexedProducer<Item = T>>(self, p: P) {
+    fn callback<P: Producer<Item = T>>(self, p: P) {
         let (_, r) = p.split_at(self.at);
         let (a, b) = r.split_at(self.again);
         let it = b.into_iter();
@@ -91,7 +91,7 @@ impl<T: Send> Kernel<T> for Gather {
 }
 
 /// Folds all of `p` in blocks of `block` items.
-pub fn fold_in_blocks<P: Producer<Item: Send>>(mut p: P, block: usize) -> Vec<P::Item> {
+pub fn fold_in_blocks<P: UnindexedProducer<Item: Send>>(mut p: P, block: usize) -> Vec<P::Item> {
     let mut acc = Vec::new();
     while p.len() > 0 {
         let n = block.min(p.len());
@@ -102,7 +102,7 @@ pub fn fold_in_blocks<P: Producer<Item: Send>>(mut p: P, block: usize) -> Vec<P:
 
 impl<T: Send, V: PartialEq + Debug, G: Fn(T) -> V> ProducerCallback<T> for CheckBlocks<'_, V, G> {
     type Output = ();
-    fn callback<P: IndexedProducer<Item = T>>(self, p: P) {
+    fn callback<P: Producer<Item = T>>(self, p: P) {
         let (l, r) = p.split_at(self.at);
         let mut got = fold_in_blocks(l, self.block);
         got.extend(fold_in_blocks(r, self.block));

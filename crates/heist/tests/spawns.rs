@@ -334,3 +334,39 @@ fn a_barrier_under_a_join_branch_runs_the_detached_tasks_buried_below_it() {
         }
     });
 }
+
+/// Spawns the next task of a chain of `n` from each task, and records how far below
+/// `bottom` each task's frame lies.
+fn countdown<'s>(s: &Scope<'s>, bottom: &'s u8, deepest: &'s AtomicUsize, n: usize) {
+    let here = 0u8;
+    let depth = (std::ptr::from_ref(bottom) as usize).abs_diff(std::ptr::from_ref(&here) as usize);
+    deepest.fetch_max(depth, SeqCst);
+    if n > 0 {
+        s.spawn(move |s| countdown(s, bottom, deepest, n - 1));
+    }
+}
+
+#[test]
+fn a_chain_of_scope_tasks_each_spawning_the_next_runs_at_one_stack_depth() {
+    in_time("chain of spawns", || {
+        for s in [Scheduler::Lace, Scheduler::Relay] {
+            // One worker: it runs the whole chain itself, from the scope's drain.
+            let pool = Pool::builder().workers(1).scheduler(s).build().unwrap();
+            let deepest = |n: usize| {
+                pool.run(|w| {
+                    let bottom = 0u8;
+                    let deepest = AtomicUsize::new(0);
+                    w.scope(|s| countdown(s, &bottom, &deepest, n));
+                    deepest.load(SeqCst)
+                })
+            };
+            let (short, long) = (deepest(5), deepest(500));
+            // rayon's `linear_stack_growth` allows 10 %; nesting would add a few hundred
+            // bytes for each of the 495 more tasks.
+            assert!(
+                long <= short + short / 10,
+                "{s:?}: {short} bytes for 5, {long} for 500"
+            );
+        }
+    });
+}

@@ -1,9 +1,10 @@
 //! tiny: a sum of 2000 `f32` squares, called 10^4 times in a row on a worker of the
 //! pool (BENCHMARKS.md). Each call is a loop of about 2 µs, so what counts is what a
 //! loop costs to start and end. The variant `tiny-outside` makes each call from the
-//! harness thread, outside the pool: on heist inside `Pool::enter` (the loop starts on
-//! the calling thread), on rayon through `install` (rayon runs every loop on its pool),
-//! on orx from the calling thread.
+//! harness thread, outside the pool: on heist inside `Pool::enter` (the loop runs on the
+//! pool's workers, as rayon's do; with `HEIST_BENCH_CALLER_HELPS=1` the pool is built
+//! with `caller_helps` and the loop starts on the calling thread), on rayon through
+//! `install` (rayon runs every loop on its pool), on orx from the calling thread.
 
 use super::par_loop::{self, orx, par_versions, LoopInstance};
 use crate::bench::{Bench, Instance, Sizes};

@@ -31,8 +31,9 @@ enum Kind {
 impl fmt::Display for ThreadPoolBuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
+            // rayon's texts, word for word.
             Kind::GlobalPoolAlreadyInitialized => {
-                f.write_str("the global thread pool has already been initialized")
+                f.write_str("The global thread pool has already been initialized.")
             }
             Kind::Build(e) => e.fmt(f),
         }
@@ -68,6 +69,7 @@ pub struct ThreadPoolBuilder<S = DefaultSpawn> {
     lifecycle: Lifecycle,
     spawn: S,
     scheduler: Option<Scheduler>,
+    use_current_thread: bool,
 }
 
 impl Default for ThreadPoolBuilder {
@@ -80,6 +82,7 @@ impl Default for ThreadPoolBuilder {
             lifecycle: Lifecycle::default(),
             spawn: DefaultSpawn,
             scheduler: None,
+            use_current_thread: false,
         }
     }
 }
@@ -93,6 +96,7 @@ impl<S> fmt::Debug for ThreadPoolBuilder<S> {
             .field("start_handler", &self.lifecycle.start.is_some())
             .field("exit_handler", &self.lifecycle.exit.is_some())
             .field("scheduler", &self.scheduler)
+            .field("use_current_thread", &self.use_current_thread)
             .finish_non_exhaustive()
     }
 }
@@ -184,6 +188,7 @@ impl<S> ThreadPoolBuilder<S> {
             lifecycle: self.lifecycle,
             spawn: CustomSpawn(spawn),
             scheduler: self.scheduler,
+            use_current_thread: self.use_current_thread,
         }
     }
 
@@ -249,11 +254,22 @@ impl<S> ThreadPoolBuilder<S> {
         self
     }
 
-    /// Accepted for rayon's sake. **Difference from rayon:** the calling thread does not
-    /// become worker 0; the pool starts all `num_threads` workers itself, so off them
-    /// `current_thread_index()` stays `None` and `install` hands its work over (rayon
-    /// runs it in place there). What the pool computes is the same.
-    pub fn use_current_thread(self) -> Self {
+    /// Makes the calling thread worker 0 of the pool, which starts the other
+    /// `num_threads - 1` itself (rayon's `use_current_thread`). The calling thread runs no
+    /// loop of its own: it works for the pool inside the joins, scopes, loops and
+    /// `install`s it calls (which run on it), and tasks it spawns go to the other
+    /// workers. The start and exit handlers do not run for it. As in rayon, it stays a
+    /// worker of this pool for the rest of its life, even after the pool is dropped (the
+    /// pool's shared state is then never freed).
+    ///
+    /// **Difference from rayon:** under the relay scheduler, whose workers must answer
+    /// steal requests between calls, the pool starts all `num_threads` workers itself
+    /// instead, and the calling thread stays outside it.
+    ///
+    /// # Errors
+    /// `build` fails if the calling thread is already a worker of a pool.
+    pub fn use_current_thread(mut self) -> Self {
+        self.use_current_thread = true;
         self
     }
 
@@ -290,6 +306,9 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
         }
         if let Some(h) = self.panic_handler {
             b = b.panic_handler(h);
+        }
+        if self.use_current_thread {
+            b = b.adopt_current_thread();
         }
         let threads = Threads {
             lifecycle: self.lifecycle,

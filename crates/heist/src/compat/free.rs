@@ -29,17 +29,18 @@ where
     pool::with_registry(|r| thread_pool::spawn_in(r, func))
 }
 
-/// Like [`spawn`] (rayon's `spawn_fifo`). **Difference from rayon:** heist does not run
-/// the tasks one thread spawns in FIFO order; see [`ScopeFifo`].
+/// Like [`spawn`], but the tasks that one worker spawns this way run oldest first where
+/// that worker runs them itself (rayon's `spawn_fifo`); [`spawn`]'s run newest first.
+/// Called outside the pool, it is [`spawn`].
 pub fn spawn_fifo<F>(func: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    spawn(func)
+    crate::tasks::fifo::spawn_here(func)
 }
 
 /// Runs `op` with a [`ScopeFifo`] on the current pool, or on the global pool (rayon's
-/// `scope_fifo`). See [`scope`](crate::scope); the order note is on [`ScopeFifo`].
+/// `scope_fifo`). See [`scope`](crate::scope) and [`ScopeFifo`] on order.
 ///
 /// ```
 /// let mut v = [1, 2, 3];

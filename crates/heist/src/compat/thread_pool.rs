@@ -89,12 +89,13 @@ impl ThreadPool {
         spawn_in(self.pool.registry(), op)
     }
 
-    /// Like [`ThreadPool::spawn`] (see [`spawn_fifo`](crate::spawn_fifo) on order).
+    /// Like [`ThreadPool::spawn`], first in, first out (see
+    /// [`spawn_fifo`](crate::spawn_fifo)).
     pub fn spawn_fifo<OP>(&self, op: OP)
     where
         OP: FnOnce() + Send + 'static,
     {
-        self.spawn(op)
+        crate::tasks::fifo::spawn(self.pool.registry(), op)
     }
 
     /// Runs `op` with a [`Scope`] in this pool; every task spawned in it finishes before

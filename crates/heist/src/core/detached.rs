@@ -213,7 +213,8 @@ fn stop_closed(r: &Registry) {
 }
 
 pub(crate) fn spawn<F: FnOnce(&Worker) + Send + 'static>(registry: &Arc<Registry>, f: F) {
-    if let Some(w) = worker::current_in(registry) {
+    // An adopted worker runs no loop that would take the task up or hand it out: inject.
+    if let Some(w) = worker::current_in(registry).filter(|_| !worker::adopted()) {
         // SAFETY: `current_in` returns this thread's live worker.
         return crate::core::spawn::detached(unsafe { &*w }, f);
     }

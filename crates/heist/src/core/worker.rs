@@ -27,6 +27,8 @@ pub(crate) type Job = JobRef<Worker>;
 
 thread_local! {
     static CURRENT: Cell<*const Worker> = const { Cell::new(ptr::null()) };
+    /// Whether this thread's worker is an adopted one (`adopt`), which runs no loop.
+    static ADOPTED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// The context of one worker thread, handed to every task it runs.
@@ -61,7 +63,7 @@ pub struct Worker {
 pub(crate) fn current_in(registry: &Arc<Registry>) -> Option<*const Worker> {
     let w = CURRENT.with(Cell::get);
     // SAFETY: `CURRENT` is non-null only while `main` runs on this thread, and then it
-    // points to that call's live `Worker`.
+    // points to that call's live `Worker`, or after `adopt`, whose worker is never freed.
     (!w.is_null() && Arc::ptr_eq(unsafe { &(*w).registry }, registry)).then_some(w)
 }
 
@@ -73,7 +75,8 @@ pub(crate) fn current_in(registry: &Arc<Registry>) -> Option<*const Worker> {
 pub(crate) unsafe fn current<'a>() -> Option<&'a Worker> {
     let w = CURRENT.with(Cell::get);
     // SAFETY: `CURRENT` is non-null only while `main` runs on this thread, and then it
-    // points to that call's live `Worker`, which outlives every task it runs.
+    // points to that call's live `Worker`, which outlives every task it runs, or after
+    // `adopt`, whose worker is never freed.
     unsafe { w.as_ref() }
 }
 
@@ -113,6 +116,47 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
     // Keeps the seat's memory alive until the worker in it has been dropped, also when
     // the worker's own `Arc` is the last one otherwise.
     let keep = Arc::clone(&registry);
+    let w = seat(&keep, registry, index);
+    w.sched().start(w);
+    CURRENT.with(|c| c.set(w));
+    let (lo, hi) = w.owner.hot_words();
+    let run = || colour_stack(lo, hi, COLOUR_TRIES, &mut || w.run_loop());
+    keep.lifecycle.around(&keep, index, run);
+    CURRENT.with(|c| c.set(ptr::null()));
+    let seat = keep.infos[index].seat.get();
+    // SAFETY: the worker was written by `seat`, and nothing refers to it any more: its
+    // loop has ended and `CURRENT` is cleared.
+    unsafe { ptr::drop_in_place((*seat).as_mut_ptr()) };
+    drop(keep);
+}
+
+/// Makes the calling thread worker `index` of `registry` without running its loop
+/// (rayon's `use_current_thread`): joins, scopes and loops it calls run on it, and it
+/// works for the pool only inside them. As rayon does, it stays that worker for the rest
+/// of its life, and the registry, which holds the worker in its seat, for the rest of
+/// the process, so that this thread's `CURRENT` never dangles.
+pub(crate) fn adopt(registry: &Arc<Registry>, index: usize) {
+    let keep: &'static Registry = Box::leak(Box::new(Arc::clone(registry)));
+    let w = seat(keep, Arc::clone(registry), index);
+    w.sched().start(w);
+    CURRENT.with(|c| c.set(w));
+    ADOPTED.with(|a| a.set(true));
+}
+
+/// Whether the calling thread is a worker of any pool.
+pub(crate) fn is_worker() -> bool {
+    !CURRENT.with(Cell::get).is_null()
+}
+
+/// Whether the calling thread is an adopted worker (`adopt`): what it leaves in its deque
+/// outside a join or scope of its own may wait there for good.
+pub(crate) fn adopted() -> bool {
+    ADOPTED.with(Cell::get)
+}
+
+/// Builds worker `index` of `registry` (which `keep` is) in its seat, for the calling
+/// thread.
+fn seat(keep: &Registry, registry: Arc<Registry>, index: usize) -> &Worker {
     let info = &keep.infos[index];
     // SAFETY: the deque and counters live in the registry, which `keep` holds for as long
     // as the `Owner` exists; no other owner of this deque is made, and the owner is used
@@ -143,16 +187,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
         w.owner.is_home(),
         "heist: a worker's owner is not beside its deque"
     );
-    w.sched().start(w);
-    CURRENT.with(|c| c.set(w));
-    let (lo, hi) = w.owner.hot_words();
-    let run = || colour_stack(lo, hi, COLOUR_TRIES, &mut || w.run_loop());
-    keep.lifecycle.around(&keep, index, run);
-    CURRENT.with(|c| c.set(ptr::null()));
-    // SAFETY: the worker was written above, and nothing refers to it any more: its loop
-    // has ended and `CURRENT` is cleared.
-    unsafe { ptr::drop_in_place((*seat).as_mut_ptr()) };
-    drop(keep);
+    w
 }
 
 /// The calling thread's stack block as the thread library reports it (Linux:
@@ -834,13 +869,13 @@ unsafe impl<B: Send, RB: Send> Send for Spill<B, RB> {}
 
 /// Syncs the pushed task if `a` unwinds, so the deque stays consistent and a thief never
 /// outlives the frame its task borrows from.
-struct SyncOnUnwind<'w, B, RB> {
+struct SyncOnUnwind<'w, B: FnOnce(&Worker) -> RB, RB> {
     w: &'w Worker,
     slot: &'w Slot,
     _job: PhantomData<fn(B) -> RB>,
 }
 
-impl<B, RB> Drop for SyncOnUnwind<'_, B, RB> {
+impl<B: FnOnce(&Worker) -> RB, RB> Drop for SyncOnUnwind<'_, B, RB> {
     // Inlined into the landing pad so that `w` and `slot` stay in registers: a
     // `drop_in_place` call would need the guard spilled to the stack on every join.
     #[inline(always)]
@@ -849,14 +884,23 @@ impl<B, RB> Drop for SyncOnUnwind<'_, B, RB> {
     }
 }
 
-/// The unwinding half of `SyncOnUnwind`, out of line. What it drops (the job, or the
-/// thief's outcome) is dropped under `catch_unwind`: `a`'s panic is already unwinding.
+/// The unwinding half of `SyncOnUnwind`, out of line. As in rayon, `b` still runs when
+/// `a` has panicked: both sides of a join finish before its panic goes on. What it
+/// leaves (its outcome, or the thief's) is dropped under `catch_unwind`: `a`'s panic is
+/// already unwinding.
 #[cold]
 #[inline(never)]
-fn sync_unwinding<B, RB>(w: &Worker, slot: &Slot) {
+fn sync_unwinding<B, RB>(w: &Worker, slot: &Slot)
+where
+    B: FnOnce(&Worker) -> RB,
+{
     let dropped = if w.try_pop_any(slot) {
         // SAFETY: popped privately, so the slot still holds the `B` put by `join`.
-        task::drop_caught(unsafe { slot.take::<B, RB>() })
+        let b = unsafe { slot.take::<B, RB>() };
+        match panic::catch_unwind(panic::AssertUnwindSafe(|| b(w))) {
+            Ok(rb) => task::drop_caught(rb),
+            Err(p) => Some(p),
+        }
     } else {
         match w.await_stolen::<B, RB>(slot) {
             Ok(rb) => task::drop_caught(rb),

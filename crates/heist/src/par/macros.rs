@@ -1,13 +1,39 @@
 //! Macros the adapters and sources share.
 
-/// The `combine` and `done` of a kernel adapter: those of its `inner` kernel.
+/// The `combine`, `done` and the early stops of a kernel adapter whose output is its
+/// `inner` kernel's: those of `inner`. Its own `full` asks `inner` about the part of its
+/// accumulator that `$inner_acc` picks out (`|acc| acc` if it is the whole). An adapter
+/// that `holds` its items until its piece ends (`fold`) asks for eager pieces before a
+/// search (`Kernel::EAGER`).
 macro_rules! combine_and_done {
+    (holds |$acc:ident| $inner_acc:expr) => {
+        combine_and_done!(@common);
+        fn full(&self, $acc: &Self::Acc) -> bool {
+            self.inner.full($inner_acc)
+        }
+        const EAGER: bool = K::SEARCH || K::EAGER;
+    };
+    (|$acc:ident| $inner_acc:expr) => {
+        combine_and_done!();
+        fn full(&self, $acc: &Self::Acc) -> bool {
+            self.inner.full($inner_acc)
+        }
+    };
     () => {
+        combine_and_done!(@common);
+        const EAGER: bool = K::EAGER;
+    };
+    (@common) => {
         fn combine(&self, l: K::Output, r: K::Output) -> K::Output {
             self.inner.combine(l, r)
         }
         fn done(&self) -> bool {
             self.inner.done()
+        }
+        const FROM_BACK: bool = K::FROM_BACK;
+        const SEARCH: bool = K::SEARCH;
+        fn output_full(&self, out: &K::Output) -> bool {
+            self.inner.output_full(out)
         }
     };
 }
@@ -42,6 +68,23 @@ macro_rules! kernel_adapter {
             fn done(&self) -> bool {
                 self.inner.done() $(|| { let $ds = self; $done })?
             }
+            inner_stops!();
+        }
+    };
+}
+
+/// The early stops of a kernel adapter whose accumulator and output are its `inner`
+/// kernel's: `inner`'s.
+macro_rules! inner_stops {
+    () => {
+        const FROM_BACK: bool = K::FROM_BACK;
+        const SEARCH: bool = K::SEARCH;
+        const EAGER: bool = K::EAGER;
+        fn full(&self, acc: &K::Acc) -> bool {
+            self.inner.full(acc)
+        }
+        fn output_full(&self, out: &K::Output) -> bool {
+            self.inner.output_full(out)
         }
     };
 }

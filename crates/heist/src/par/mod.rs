@@ -50,7 +50,21 @@ pub mod result {
     pub type IterMut<'a, T> = OptionIter<&'a mut T>;
 }
 
-/// Parallel iterators over ranges `a..b` (rayon's `range`).
+/// Parallel iterators over ranges `a..b` (rayon's `range`). An integer literal's type is
+/// inferred from what the items must be, as with rayon:
+///
+/// ```
+/// use heist::prelude::*;
+///
+/// let none = (10..10).into_par_iter().sum::<usize>();
+/// let p = (0..25usize)
+///     .into_par_iter()
+///     .zip(0..25)
+///     .filter(|&(x, y)| x % 5 == 0 || y % 5 == 0)
+///     .map(|(x, y)| x * y)
+///     .sum::<usize>();
+/// assert_eq!((none, p), (0, (0..25usize).filter(|x| x % 5 == 0).map(|x| x * x).sum()));
+/// ```
 pub mod range {
     /// The iterator of a range `a..b` of integers or `char`s.
     pub type Iter<T> = crate::par::sources::ranges::RangeIter<T>;

@@ -70,6 +70,8 @@ pub enum BuildError {
         /// The size of the allocation that failed.
         bytes: usize,
     },
+    /// rayon's `use_current_thread` on a thread that is already a worker of a pool.
+    CurrentThreadInPool,
 }
 
 impl fmt::Display for BuildError {
@@ -99,6 +101,10 @@ impl fmt::Display for BuildError {
                 "out of memory: could not allocate {bytes} bytes for {what} \
                  (ask for fewer workers or a smaller deque capacity)"
             ),
+            // rayon's text, word for word.
+            BuildError::CurrentThreadInPool => {
+                f.write_str("The current thread is already part of another thread pool.")
+            }
         }
     }
 }
@@ -122,6 +128,9 @@ pub struct PoolBuilder {
     stack_size: Option<usize>,
     pin: bool,
     panic_handler: Option<crate::core::detached::PanicHandler>,
+    caller_helps: bool,
+    /// rayon's `use_current_thread`: worker 0 is the building thread.
+    adopt: bool,
 }
 
 impl PoolBuilder {
@@ -168,6 +177,19 @@ impl PoolBuilder {
         self
     }
 
+    /// Lets a parallel iterator called outside every pool, in [`Pool::enter`] (or on the
+    /// global pool), run on the calling thread, with this pool's workers joining in once
+    /// what is left looks worth their wake-up (default: off). A short loop then costs
+    /// about what it costs sequentially, instead of a round trip to the pool; but its
+    /// closures run on a thread that is not a worker (`current_thread_index()` is `None`
+    /// there, and the thread's name and thread-locals are the caller's). Off, such a loop
+    /// runs on the pool's workers, as in rayon. Loops bounded by `with_max_len`, and
+    /// `find_last`, always do.
+    pub fn caller_helps(mut self, on: bool) -> Self {
+        self.caller_helps = on;
+        self
+    }
+
     /// Receives the panic of every detached task ([`Pool::spawn_detached`]), on the
     /// worker that ran it, instead of the next [`Pool::barrier`] or `Pool::drop`
     /// (default: none). Should the handler itself panic, its panic is kept for the barrier
@@ -197,6 +219,12 @@ impl PoolBuilder {
         self
     }
 
+    /// rayon's `use_current_thread` (see `ThreadPoolBuilder::use_current_thread`).
+    pub(crate) fn adopt_current_thread(mut self) -> Self {
+        self.adopt = true;
+        self
+    }
+
     /// Starts the pool. Should it fail or panic part-way (a `thread_name` closure that
     /// panics), the workers it has started are stopped first.
     pub fn build(self) -> Result<Pool, BuildError> {
@@ -223,6 +251,12 @@ impl PoolBuilder {
             Some(s) => s,
             None => scheduler_from_env()?,
         };
+        if self.adopt && worker::is_worker() {
+            return Err(BuildError::CurrentThreadInPool);
+        }
+        // A relay worker answers steal requests at its pushes and pops, which an adopted
+        // thread makes only inside heist's calls: under relay every worker is started.
+        let adopt = self.adopt && scheduler == Scheduler::Lace;
         let mut registry = Registry::new(workers, scheduler, self.capacity, sources(workers))
             .map_err(|e| BuildError::OutOfMemory {
                 what: e.what,
@@ -235,7 +269,8 @@ impl PoolBuilder {
             registry: &registry,
             threads: Vec::with_capacity(workers),
         };
-        for i in 0..workers {
+        // An adopted worker 0 starts no thread (see `worker::adopt`).
+        for i in usize::from(adopt)..workers {
             let name = self.name.as_mut().map(|f| f(i));
             let r = Arc::clone(&registry);
             let pin = self.pin;
@@ -252,7 +287,14 @@ impl PoolBuilder {
         }
         let threads = mem::take(&mut started.threads);
         mem::forget(started);
-        Ok(Pool { registry, threads })
+        if adopt {
+            worker::adopt(&registry, 0);
+        }
+        Ok(Pool {
+            registry,
+            threads,
+            caller_helps: self.caller_helps,
+        })
     }
 }
 
@@ -344,6 +386,8 @@ fn scheduler_from_env() -> Result<Scheduler, BuildError> {
 pub struct Pool {
     registry: Arc<Registry>,
     threads: Vec<JoinHandle<()>>,
+    /// See [`PoolBuilder::caller_helps`].
+    caller_helps: bool,
 }
 
 impl fmt::Debug for Pool {
@@ -401,6 +445,8 @@ impl Pool {
             stack_size: None,
             pin: false,
             panic_handler: None,
+            caller_helps: false,
+            adopt: false,
         }
     }
 
@@ -472,6 +518,12 @@ impl Pool {
 
     pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.registry
+    }
+
+    /// Whether loops called outside every pool start on the calling thread (see
+    /// [`PoolBuilder::caller_helps`]).
+    pub(crate) fn caller_helps(&self) -> bool {
+        self.caller_helps
     }
 }
 

@@ -50,6 +50,9 @@ struct Shared {
     /// The address of the worker whose deque the scope drains at its end (0: the scope
     /// runs outside the pool); only compared, never dereferenced.
     owner: usize,
+    /// The tasks spawned with `spawn_fifo`, a queue per worker (`compat::scope_fifo`),
+    /// made at the first.
+    pub(crate) fifos: std::sync::OnceLock<Box<[super::fifo::FifoQueue]>>,
 }
 
 impl Shared {
@@ -59,6 +62,7 @@ impl Shared {
             panic: Mutex::new(None),
             registry: Arc::clone(registry),
             owner: owner.map_or(0, |w| w as *const Worker as usize),
+            fifos: std::sync::OnceLock::new(),
         }
     }
 
@@ -97,6 +101,20 @@ impl<'scope> Scope<'scope> {
     fn shared(&self) -> &Shared {
         // SAFETY: see `impl Sync for Scope`: the shared part outlives every view.
         unsafe { &*self.shared }
+    }
+
+    /// The scope's `spawn_fifo` queue of the worker with index `i` (of `workers`).
+    pub(crate) fn fifo(&self, i: usize, workers: usize) -> &super::fifo::FifoQueue {
+        let fifos = self
+            .shared()
+            .fifos
+            .get_or_init(|| (0..workers).map(|_| Default::default()).collect());
+        &fifos[i]
+    }
+
+    /// The pool the scope's tasks run on.
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.shared().registry
     }
 
     /// The worker running the task that got this `Scope`, if the caller runs on that

@@ -38,13 +38,10 @@ impl<'scope> Scope<'scope> {
     }
 }
 
-/// A scope made by [`scope_fifo`](crate::scope_fifo) (rayon's `ScopeFifo`).
-///
-/// **Difference from rayon:** rayon runs the tasks that one thread spawns with
-/// `spawn_fifo` in the order they were spawned, where that thread runs them itself. heist
-/// schedules them like [`Scope::spawn`] (the spawning worker runs its newest first; thieves
-/// take the oldest): every task still runs before the scope ends, but a program must not
-/// rely on their order.
+/// A scope made by [`scope_fifo`](crate::scope_fifo) (rayon's `ScopeFifo`): the tasks
+/// that one worker spawns with [`spawn_fifo`](ScopeFifo::spawn_fifo) run in the order
+/// they were spawned where that worker runs them itself (those of [`Scope::spawn`] run
+/// newest first); a thief takes the oldest.
 #[repr(transparent)]
 pub struct ScopeFifo<'scope>(Scope<'scope>);
 
@@ -62,7 +59,12 @@ impl<'scope> ScopeFifo<'scope> {
     where
         BODY: FnOnce(&ScopeFifo<'scope>) + Send + 'scope,
     {
-        self.0.spawn(move |s| body(ScopeFifo::of(s)))
+        super::fifo::spawn_in_scope(self, body)
+    }
+
+    /// The [`Scope`] this is a view of.
+    pub(crate) fn as_scope(&self) -> &Scope<'scope> {
+        &self.0
     }
 
     /// Spawns `body` to run once on every worker of the scope's pool before the scope

@@ -1,6 +1,8 @@
 //! The pools the loop tests run on: both schedulers, 1, 2, 8 and 16 workers (more than
 //! the cores, and `HEIST_TEST_WORKERS`), each on a thread of its own outside the pool,
-//! under a timeout.
+//! under a timeout. Loops that a test calls outside the pool in `Pool::enter` start on
+//! the calling thread (`caller_helps`), so that those tests exercise the caller's side;
+//! loops a test runs with `Pool::run` do not meet it.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -18,7 +20,12 @@ pub fn on_every_pool(f: impl Fn(&Pool) + Send + Sync + 'static) {
             let (tx, rx) = mpsc::channel();
             let f = f.clone();
             std::thread::spawn(move || {
-                let pool = Pool::builder().workers(n).scheduler(s).build().unwrap();
+                let pool = Pool::builder()
+                    .workers(n)
+                    .scheduler(s)
+                    .caller_helps(true)
+                    .build()
+                    .unwrap();
                 let r = catch_unwind(AssertUnwindSafe(|| f(&pool)));
                 drop(pool);
                 let _ = tx.send(r);

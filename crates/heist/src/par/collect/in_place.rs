@@ -208,7 +208,7 @@ impl<T, K: Kernel<(Slot<T>, T)>> Kernel<T> for Slotted<'_, K> {
     fn finish(&self, (_, acc): Self::Acc) -> K::Output {
         self.inner.finish(acc)
     }
-    combine_and_done!();
+    combine_and_done!(|acc| &acc.1);
 }
 
 /// The kernel that writes each item into its slot.

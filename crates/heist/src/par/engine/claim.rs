@@ -17,8 +17,7 @@
 
 use crate::par::engine::demand::split_demanded;
 use crate::par::engine::driver::{
-    len_bounds, piece, stop_on_unwind, Cuts, Here, IndexedProducer, Kernel, Loop, Producer, Shared,
-    StopOnUnwind,
+    len_bounds, piece, Cuts, Here, IndexedProducer, Kernel, Loop, Producer, Shared,
 };
 use crate::par::engine::pace::Blocks;
 use crate::par::engine::seam::stat;
@@ -413,7 +412,7 @@ where
         let o = piece(w, &call.lp, items, kernel.start(), blocks);
         out = Some(match out {
             None => o,
-            Some(later) => stop_on_unwind(&call.lp, || kernel.combine(o, later)),
+            Some(later) => kernel.combine(o, later),
         });
     }
     out
@@ -540,7 +539,7 @@ where
         },
     );
     match cut {
-        Some(c) => stop_on_unwind(lp, || lp.kernel.combine(mine, c)),
+        Some(c) => lp.kernel.combine(mine, c),
         None => mine,
     }
 }
@@ -565,12 +564,10 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    let guard = StopOnUnwind(&lp.stop);
     let min = len_bounds(p.get()).0;
     while !lp.stopped() {
         let left = word.left();
         if left / 2 >= min && split_demanded(w) {
-            std::mem::forget(guard);
             return with_cutter(w, lp, p, word, acc, blocks);
         }
         let Some(r) = word.claim(blocks.next(left)) else {
@@ -582,6 +579,5 @@ where
         stat!(w.counters(), blocks);
         crate::par::engine::seam::block_size(w.counters(), r.len());
     }
-    std::mem::forget(guard);
-    stop_on_unwind(lp, || lp.kernel.finish(acc))
+    lp.kernel.finish(acc)
 }

@@ -5,7 +5,9 @@
 //! pushes the upper part through [`Worker::join`], so a loop nobody steals from runs with
 //! no split, no join and no allocation.
 //!
-//! A loop called outside any worker starts on the calling thread (see `par/engine/from_outside.rs`). On
+//! A loop called outside any worker runs on the pool's workers, as in rayon; with
+//! `PoolBuilder::caller_helps` it starts on the calling thread instead (see
+//! `par/engine/from_outside.rs`). On
 //! relay, a split cuts the rest into one piece per waiting steal request plus one
 //! (Embracing Explicit Communication, Fig. 5.13). While the owner folds a block it cannot
 //! bound in time, a thief may take the rest without it (`par/engine/standing.rs`).
@@ -24,7 +26,13 @@ use std::cell::Cell;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-/// A splittable sequence of items: what a running loop holds.
+/// A splittable sequence of items: what a running loop holds, whether its iterator is
+/// indexed or not (public as `iter::plumbing::UnindexedProducer`; an indexed iterator's
+/// is also an [`IndexedProducer`], public as rayon's `iter::plumbing::Producer`).
+///
+/// **Difference from rayon:** rayon's `UnindexedProducer` splits in halves of its own
+/// choosing and folds into a `Folder`; this one splits at an index, as rayon's
+/// `Producer` does, and the driver folds its blocks.
 ///
 /// The driver folds a producer in blocks: it splits off the first `n` items with
 /// [`split_at`](Producer::split_at) and folds them through
@@ -36,13 +44,13 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 /// # Example: a collection of one's own
 ///
 /// ```
-/// use heist::iter::plumbing::{bridge, Kernel, Producer};
+/// use heist::iter::plumbing::{bridge, Kernel, UnindexedProducer};
 /// use heist::prelude::*;
 ///
 /// /// The squares of `lo..hi`, produced lazily.
 /// struct Squares { lo: u64, hi: u64 }
 ///
-/// impl Producer for Squares {
+/// impl UnindexedProducer for Squares {
 ///     type Item = u64;
 ///     type IntoIter = std::iter::Map<std::ops::Range<u64>, fn(u64) -> u64>;
 ///     fn len(&self) -> usize { (self.hi - self.lo) as usize }
@@ -234,8 +242,11 @@ impl<'a, P: Producer> Shared<'a, P> {
     }
 }
 
-/// A [`Producer`] whose `len` is exact and whose `split_at(i)` leaves exactly `i` items
-/// on the left, so that items have indices (enumerate, zip, rev, take, ...).
+/// The producer of an indexed iterator (public as rayon's `iter::plumbing::Producer`, the
+/// one [`with_producer`](crate::iter::IndexedParallelIterator::with_producer) hands out):
+/// a [`Producer`] whose `len` is exact, whose `split_at(i)` leaves exactly `i` items on
+/// the left, and whose blocks iterate from both ends with an exact length, so that items
+/// have indices (enumerate, zip, rev, take, ...).
 pub trait IndexedProducer: Producer<IntoIter: DoubleEndedIterator + ExactSizeIterator> {}
 
 /// What a loop computes, in the shape of the work-stealing iterators' kernels
@@ -258,9 +269,43 @@ pub trait Kernel<T>: Sync {
     fn done(&self) -> bool {
         false
     }
+    /// Whether the loop wants its items from the end (`find_last`): where the producer's
+    /// lengths are exact (indexed producers, 128-bit ranges), each piece then folds its
+    /// last block first, and a thief takes the lower part of a split. Pieces and blocks
+    /// still combine in index order, so the result is the same either way.
+    const FROM_BACK: bool = false;
+    /// Whether the kernel may decide before it has seen every item (`find_*`, `any`,
+    /// `all`, `try_*`).
+    const SEARCH: bool = false;
+    /// Whether the loop is cut into a few pieces up front (twice the workers, as rayon
+    /// starts): where a search waits behind an adapter that holds its items until its
+    /// piece ends (`fold`), so that a piece ends early and the search can stop.
+    const EAGER: bool = false;
+    /// Whether a piece folded from its start needs no more of its items: none after them
+    /// can change its output (rayon's `Folder::full`; `find_first` after its find). The
+    /// piece stops there. Not asked where `FROM_BACK` holds.
+    fn full(&self, acc: &Self::Acc) -> bool {
+        let _ = acc;
+        false
+    }
+    /// Whether no item on the side of `out` not yet folded can change it: the items after
+    /// it, or before it where `FROM_BACK` holds (`find_last` after its find).
+    fn output_full(&self, out: &Self::Output) -> bool {
+        let _ = out;
+        false
+    }
 }
 
 impl<T, K: Kernel<T>> Kernel<T> for &K {
+    const FROM_BACK: bool = K::FROM_BACK;
+    const SEARCH: bool = K::SEARCH;
+    const EAGER: bool = K::EAGER;
+    fn full(&self, acc: &K::Acc) -> bool {
+        (**self).full(acc)
+    }
+    fn output_full(&self, out: &K::Output) -> bool {
+        (**self).output_full(out)
+    }
     type Acc = K::Acc;
     type Output = K::Output;
     fn start(&self) -> K::Acc {
@@ -281,21 +326,68 @@ impl<T, K: Kernel<T>> Kernel<T> for &K {
 }
 
 /// Runs `kernel` over `producer` in parallel: on this thread's worker if it is one (of
-/// any pool). Elsewhere the loop starts on this thread, and workers of the pool given by
-/// [`Pool::enter`] (else the global pool) join in once the rest looks long enough.
+/// any pool), else on the workers of the pool given by [`Pool::enter`] (else the global
+/// pool), as rayon runs a loop called outside its pool on the pool's threads. A pool
+/// built with [`PoolBuilder::caller_helps`](crate::PoolBuilder::caller_helps) runs such
+/// a loop on the calling thread instead, and its workers join in once the rest looks long
+/// enough.
 ///
 /// # Panics
-/// Re-raises a panic of the kernel or the producer (the other pieces stop at their
-/// next block); off a worker, panics if the global pool cannot start.
+/// Re-raises a panic of the kernel or the producer, once the other pieces are done; off
+/// a worker, panics if the global pool cannot start.
 pub fn bridge<P, K>(producer: P, kernel: &K) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
 {
+    start(producer, kernel, false)
+}
+
+/// [`bridge`] for a producer whose lengths are exact (indexed, or a 128-bit range), which
+/// a loop may fold from its end (`Kernel::FROM_BACK`).
+pub(crate) fn bridge_exact<P, K>(producer: P, kernel: &K) -> K::Output
+where
+    P: Producer,
+    K: Kernel<P::Item>,
+{
+    start(producer, kernel, true)
+}
+
+fn start<P, K>(producer: P, kernel: &K, exact: bool) -> K::Output
+where
+    P: Producer,
+    K: Kernel<P::Item>,
+{
+    let back = exact && K::FROM_BACK;
     // SAFETY: the reference is dropped before this call returns.
-    match unsafe { worker::current() } {
-        Some(w) => run(w, producer, kernel),
-        None => from_outside::outside(outside_pool(), producer, kernel),
+    if let Some(w) = unsafe { worker::current() } {
+        return run_on(w, producer, kernel, back);
+    }
+    let pool = outside_pool();
+    // The caller's own fold has no piece bound (`with_max_len`), nor an end to start at.
+    if pool.caller_helps() && !back && len_bounds(&producer).1 >= producer.len() {
+        return from_outside::outside(pool, producer, kernel);
+    }
+    pool.run(|w| run_on(w, producer, kernel, back))
+}
+
+fn run_on<P, K>(w: &Worker, producer: P, kernel: &K, back: bool) -> K::Output
+where
+    P: Producer,
+    K: Kernel<P::Item>,
+{
+    if back {
+        let cap = eager_cap::<P, K>(w, &producer);
+        bounded(
+            w,
+            &Loop::new(kernel),
+            producer,
+            cap,
+            true,
+            &crate::par::engine::back::leaf,
+        )
+    } else {
+        run(w, producer, kernel)
     }
 }
 
@@ -362,15 +454,109 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    let lp = Loop::new(kernel);
-    let blocks = Blocks::new(&producer);
-    piece(w, &lp, producer, kernel.start(), blocks)
+    let cap = eager_cap::<P, K>(w, &producer);
+    let leaf = |w: &Worker, lp: &Loop<'_, K>, p: P| {
+        let blocks = Blocks::new(&p);
+        piece(w, lp, p, lp.kernel.start(), blocks)
+    };
+    bounded(w, &Loop::new(kernel), producer, cap, false, &leaf)
+}
+
+/// The most items a piece of a loop starts with: a share of twice the workers where
+/// `Kernel::EAGER` asks for pieces up front, else no bound.
+fn eager_cap<P: Producer, K: Kernel<P::Item>>(w: &Worker, p: &P) -> usize {
+    if K::EAGER {
+        p.len().div_ceil(2 * w.workers()).max(1)
+    } else {
+        usize::MAX
+    }
+}
+
+/// Halves a part longer than `with_max_len` (or `cap`) allows until no piece is, as rayon
+/// does, and runs each piece with `leaf`: the other halves are pushed for thieves (the
+/// upper ones, or the lower ones if `back`), and each piece (a `fold`'s partial, a
+/// `map_init`'s state) holds at most that many items, or fewer than twice
+/// `with_min_len`.
+fn bounded<P, K, L>(
+    w: &Worker,
+    lp: &Loop<'_, K>,
+    p: P,
+    cap: usize,
+    back: bool,
+    leaf: &L,
+) -> K::Output
+where
+    P: Producer,
+    K: Kernel<P::Item>,
+    L: Fn(&Worker, &Loop<'_, K>, P) -> K::Output + Sync,
+{
+    let len = p.len();
+    let (min, max) = len_bounds(&p);
+    if len <= max.min(cap) || len / 2 < min {
+        return leaf(w, lp, p);
+    }
+    let (lo, hi) = p.split_at(len / 2);
+    let (first, then) = if back { (hi, lo) } else { (lo, hi) };
+    join_parts(
+        w,
+        lp.kernel,
+        back,
+        |w| bounded(w, lp, first, cap, back, leaf),
+        |w| bounded(w, lp, then, cap, back, leaf),
+    )
+}
+
+/// Joins two adjacent parts of a loop, `first` run here and `then` pushed, and combines
+/// them in index order: `first` is the lower part, or the upper one if `back` (a loop
+/// folded from its end). If `first`'s output decides (`Kernel::output_full`), `then`
+/// does not run unless a thief has already taken it: its items cannot change the result
+/// (rayon's `find_first` skips such parts too).
+pub(super) fn join_parts<T, K, A, B>(
+    w: &Worker,
+    kernel: &K,
+    back: bool,
+    first: A,
+    then: B,
+) -> K::Output
+where
+    K: Kernel<T>,
+    A: FnOnce(&Worker) -> K::Output + Send,
+    B: FnOnce(&Worker) -> K::Output + Send,
+{
+    let decided = AtomicBool::new(false);
+    let (a, b) = w.join(
+        |w| {
+            let a = first(w);
+            // A kernel's `output_full` speaks of the side it folds towards; a loop that
+            // cannot be folded from its end runs forward even where `FROM_BACK` asks.
+            if (back || !K::FROM_BACK) && kernel.output_full(&a) {
+                decided.store(true, Relaxed);
+            }
+            a
+        },
+        |w| {
+            if decided.load(Relaxed) {
+                kernel.finish(kernel.start())
+            } else {
+                then(w)
+            }
+        },
+    );
+    if back {
+        kernel.combine(b, a)
+    } else {
+        kernel.combine(a, b)
+    }
 }
 
 /// One running loop: what its pieces share.
 pub(in crate::par) struct Loop<'k, K> {
     pub(in crate::par) kernel: &'k K,
-    /// Set when a piece panics: the others stop at their next block.
+    /// Set to stop the other pieces at their next block, where a caller outside the pool
+    /// leaves its loop early (`from_outside.rs`, `claim.rs`) or an owner unwinds with an
+    /// offer standing (`standing.rs`). A panic in a piece or its callbacks does not stop the
+    /// others, as in rayon, whose `join` runs both sides whatever one does (`panic_fuse`
+    /// stops them).
     pub(in crate::par) stop: AtomicBool,
 }
 
@@ -387,15 +573,6 @@ impl<'k, K> Loop<'k, K> {
         K: Kernel<T>,
     {
         self.stop.load(Relaxed) || self.kernel.done()
-    }
-}
-
-/// Sets the loop's stop flag if a piece unwinds.
-pub(in crate::par) struct StopOnUnwind<'a>(pub(in crate::par) &'a AtomicBool);
-
-impl Drop for StopOnUnwind<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, Relaxed);
     }
 }
 
@@ -429,20 +606,18 @@ where
         None,
         items,
     );
-    let guard = StopOnUnwind(&lp.stop);
     let min = blocks.min();
     // A fresh piece's first block is unsure: its items are not timed yet.
     let mut first = const { P::CUTS.is_some() } && blocks.fresh();
     loop {
         let len = p.len();
-        if len == 0 || lp.stopped() {
+        if len == 0 || lp.stopped() || (!K::FROM_BACK && lp.kernel.full(&acc)) {
             break;
         }
         // With no thief to serve, fold a block before the next look, so that requests
         // that keep coming without a thief cannot hold the loop up.
         if len / 2 >= min && split_demanded(w) && blocks.worth(len, MIN_SPLIT) {
             if let Some((waiting, ways)) = thieves(w) {
-                std::mem::forget(guard);
                 return cut(w, lp, p, acc, blocks, ways, waiting);
             }
         }
@@ -454,10 +629,7 @@ where
         if unsure && len - n >= min && standing::may_stand(w) {
             match standing::block(w, lp, p, acc, n, blocks) {
                 Ok((a, rest)) => (acc, p) = (a, rest),
-                Err(out) => {
-                    std::mem::forget(guard);
-                    return out;
-                }
+                Err(out) => return out,
             }
         } else {
             (acc, p) = fold_block(p, n, lp.kernel, acc);
@@ -465,8 +637,7 @@ where
         stat!(w.counters(), blocks);
         crate::par::engine::seam::block_size(w.counters(), n);
     }
-    std::mem::forget(guard);
-    stop_on_unwind(lp, || lp.kernel.finish(acc))
+    lp.kernel.finish(acc)
 }
 
 /// Folds the next `n` items of `p` out of line, so that the kernel's inner loop is
@@ -491,7 +662,7 @@ where
 /// with nothing to bound them.
 #[cold]
 #[inline(never)]
-fn thieves(w: &Worker) -> Option<(demand::Waiting<'_>, usize)> {
+pub(super) fn thieves(w: &Worker) -> Option<(demand::Waiting<'_>, usize)> {
     let waiting = demand::waiting(w);
     let ways = waiting.ways();
     stat!(w.counters(), splits, ways >= 2);
@@ -529,7 +700,10 @@ where
     }
     let (lo, hi) = p.split_at(len - (len / ways).max(min));
     let rest = Here((acc, waiting));
-    let (l, r) = w.join(
+    join_parts(
+        w,
+        lp.kernel,
+        false,
         move |w| {
             let rest = rest;
             let (acc, waiting) = rest.0;
@@ -539,17 +713,7 @@ where
             let blocks = Blocks::new(&hi);
             piece(w, lp, hi, lp.kernel.start(), blocks)
         },
-    );
-    stop_on_unwind(lp, || lp.kernel.combine(l, r))
-}
-
-/// Runs a user callback of the loop (`combine`, `finish`) so that its panic stops the
-/// pieces still running at their next block.
-pub(in crate::par) fn stop_on_unwind<K, R>(lp: &Loop<'_, K>, f: impl FnOnce() -> R) -> R {
-    let guard = StopOnUnwind(&lp.stop);
-    let out = f();
-    std::mem::forget(guard);
-    out
+    )
 }
 
 /// A value that stays on its thread although the closure holding it must be `Send`.

@@ -7,6 +7,7 @@
 //! `claim.rs` shares a loop through one progress word; `from_outside.rs` runs a loop called
 //! outside every pool. It reaches the runtime only through `seam.rs`.
 
+pub(crate) mod back;
 pub(crate) mod claim;
 pub(crate) mod demand;
 pub(crate) mod driver;

@@ -131,7 +131,7 @@ impl Blocks {
         }
         let n = n.min(self.max).max(self.min).min(len);
         self.block = n.saturating_mul(2);
-        self.unread += n;
+        self.unread = self.unread.saturating_add(n);
         n
     }
 

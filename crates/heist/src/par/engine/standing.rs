@@ -6,7 +6,7 @@
 //! owner then waits for the thief, as a `join` does, stealing from it meanwhile (the split of Embracing Explicit Communication in Work-Stealing Runtime Systems,
 //! §5.3, made by the thief at a point the owner fixed in advance).
 
-use crate::par::engine::driver::{piece, stop_on_unwind, Kernel, Loop, Producer, Shared};
+use crate::par::engine::driver::{piece, Kernel, Loop, Producer, Shared};
 use crate::par::engine::pace::Blocks;
 use crate::par::engine::seam::stat;
 use crate::par::engine::seam::task::{self, Panic};
@@ -101,7 +101,7 @@ where
     // SAFETY: `done` was seen (by `Standing::wait`): the taker no longer writes `out`.
     let theirs = unsafe { offer.out.with_mut(|o| (*o).take()) };
     match theirs.expect("heist: a finished offer has an outcome") {
-        Ok(t) => Err(stop_on_unwind(lp, || lp.kernel.combine(mine, t))),
+        Ok(t) => Err(lp.kernel.combine(mine, t)),
         Err(p) => {
             task::drop_caught(mine)
                 .into_iter()

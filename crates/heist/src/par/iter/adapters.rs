@@ -90,7 +90,7 @@ where
     fn finish(&self, acc: K::Acc) -> K::Output {
         self.inner.finish(acc)
     }
-    combine_and_done!();
+    combine_and_done!(|acc| acc);
 }
 
 /// `inner` seen through a map by `f`.
@@ -412,17 +412,25 @@ where
     fn start(&self) -> Self::Acc {
         None
     }
-    fn fold<I: Iterator<Item = T>>(&self, acc: Self::Acc, items: I) -> Self::Acc {
-        items.fold(acc, |done, x| {
+    fn fold<I: Iterator<Item = T>>(&self, acc: Self::Acc, mut items: I) -> Self::Acc {
+        let mut done = acc;
+        // Folded from its start, a piece stops at a nested loop that decides it
+        // (`find_first`); one folded from its end needs each block whole.
+        while K::FROM_BACK || !done.as_ref().is_some_and(|d| self.inner.output_full(d)) {
+            let Some(x) = items.next() else { break };
             let nested = (self.f)(x).into_par_iter().drive(&self.inner);
-            Some(match done {
+            done = Some(match done {
                 Some(d) => self.inner.combine(d, nested),
                 None => nested,
-            })
-        })
+            });
+        }
+        done
     }
     fn finish(&self, done: Self::Acc) -> K::Output {
         done.unwrap_or_else(|| self.inner.finish(self.inner.start()))
+    }
+    fn full(&self, done: &Self::Acc) -> bool {
+        done.as_ref().is_some_and(|d| self.inner.output_full(d))
     }
     combine_and_done!();
 }
@@ -465,33 +473,5 @@ where
             f: |x: I::Item| x,
             _r: std::marker::PhantomData,
         })
-    }
-}
-
-adapter_struct!(
-    /// The same items; heist stops the other pieces after a panic in any case (see
-    /// [`ParallelIterator::panic_fuse`]).
-    PanicFuse<I> {}
-);
-
-impl<I: ParallelIterator> ParallelIterator for PanicFuse<I> {
-    type Item = I::Item;
-    fn drive<K: Kernel<I::Item>>(self, kernel: K) -> K::Output {
-        self.base.drive(kernel)
-    }
-    fn opt_len(&self) -> Option<usize> {
-        self.base.opt_len()
-    }
-    fn with_producer_or_self<CB: IndexedOrNot<I::Item>>(self, cb: CB) -> CB::Output {
-        self.base.with_producer_or_self(cb)
-    }
-}
-
-impl<I: IndexedParallelIterator> IndexedParallelIterator for PanicFuse<I> {
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-    fn with_producer<CB: ProducerCallback<I::Item>>(self, cb: CB) -> CB::Output {
-        self.base.with_producer(cb)
     }
 }

@@ -2,14 +2,13 @@
 //! producer that cuts either part, so that they run as one loop (and `collect` writes
 //! both in place); otherwise the two loops run side by side, joined, as rayon's do.
 
-use crate::par::engine::driver::{bridge, IndexedProducer, Kernel, Producer, StopOnUnwind};
+use crate::par::engine::driver::{bridge_exact, IndexedProducer, Kernel, Producer};
 use crate::par::engine::seam::worker;
 use crate::par::iter::indexed::{with_producers, PairCallback};
 use crate::par::iter::traits::{
     IndexedOrNot, IndexedParallelIterator, ParallelIterator, ProducerCallback,
 };
 use std::iter::Fuse;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// One iterator's items, then another's (see [`ParallelIterator::chain`]).
 #[derive(Clone, Debug)]
@@ -49,7 +48,7 @@ struct Run<K>(K);
 impl<T: Send, K: Kernel<T>> IndexedOrNot<T> for Run<K> {
     type Output = K::Output;
     fn indexed<P: IndexedProducer<Item = T>>(self, p: P) -> K::Output {
-        bridge(p, &self.0)
+        bridge_exact(p, &self.0)
     }
     fn unindexed<I: ParallelIterator<Item = T>>(self, iter: I) -> K::Output {
         iter.drive(self.0)
@@ -99,7 +98,7 @@ struct Bridged<P>(P);
 impl<P: IndexedProducer<Item: Send>> ParallelIterator for Bridged<P> {
     type Item = P::Item;
     fn drive<K: Kernel<P::Item>>(self, kernel: K) -> K::Output {
-        bridge(self.0, &kernel)
+        bridge_exact(self.0, &kernel)
     }
     fn opt_len(&self) -> Option<usize> {
         Some(self.0.len())
@@ -126,46 +125,20 @@ where
     }
 }
 
-/// Runs two loops of one kernel, joined on a worker (one after the other elsewhere,
-/// where each loop starts on the calling thread), and combines them in order. A panic
-/// in either stops the other's pieces at their next block.
+/// Runs two loops of one kernel, joined on a worker (one after the other elsewhere), and
+/// combines them in order. A panic in either reaches the caller once both have ended.
 fn side_by_side<T, K, IA, IB>(kernel: K, a: IA, b: IB) -> K::Output
 where
     K: Kernel<T>,
     IA: ParallelIterator<Item = T>,
     IB: ParallelIterator<Item = T>,
 {
-    let stop = AtomicBool::new(false);
-    let halted = Halted {
-        inner: &kernel,
-        stop: &stop,
-    };
     let (l, r) = worker::with_current(|w| match w {
-        Some(w) => w.join(
-            |_| stop_on_unwind(&stop, || a.drive(&halted)),
-            |_| stop_on_unwind(&stop, || b.drive(&halted)),
-        ),
-        None => (a.drive(&halted), b.drive(&halted)),
+        Some(w) => w.join(|_| a.drive(&kernel), |_| b.drive(&kernel)),
+        None => (a.drive(&kernel), b.drive(&kernel)),
     });
     kernel.combine(l, r)
 }
-
-/// Runs `f`, setting `stop` if it unwinds.
-fn stop_on_unwind<R>(stop: &AtomicBool, f: impl FnOnce() -> R) -> R {
-    let guard = StopOnUnwind(stop);
-    let out = f();
-    std::mem::forget(guard);
-    out
-}
-
-/// A kernel that is also done once `stop` is set.
-struct Halted<'k, K> {
-    inner: K,
-    stop: &'k AtomicBool,
-}
-
-kernel_adapter!(Halted<'k, K>, ['k, T, K], T = T, where [K: Kernel<T>],
-    |_s, items| items, done = |s| s.stop.load(Relaxed));
 
 impl<A, B> IndexedParallelIterator for Chain<A, B>
 where

@@ -186,6 +186,7 @@ where
     fn done(&self) -> bool {
         self.failed.load(Relaxed)
     }
+    const SEARCH: bool = true;
 }
 
 /// `find_any`, `any`, `all`: any piece's find ends the loop.
@@ -228,10 +229,18 @@ impl<T: Send, P: Fn(&T) -> bool + Sync> Kernel<T> for FindAny<P> {
     fn done(&self) -> bool {
         self.found.load(Relaxed)
     }
+    const SEARCH: bool = true;
+    fn full(&self, acc: &Option<T>) -> bool {
+        acc.is_some()
+    }
+    fn output_full(&self, out: &Option<T>) -> bool {
+        out.is_some()
+    }
 }
 
-/// `find_first` and `find_last`: each piece stops at its own first (last) find; pieces
-/// combine by index.
+/// `find_first` and `find_last`: a piece folded from its start stops at its first find;
+/// `find_last`'s pieces are folded from their end where they can be, and stop at their
+/// last find. Pieces combine by index.
 pub(crate) struct FindEnd<P, const LAST: bool>(pub(crate) P);
 
 impl<T: Send, P: Fn(&T) -> bool + Sync, const LAST: bool> Kernel<T> for FindEnd<P, LAST> {
@@ -258,6 +267,14 @@ impl<T: Send, P: Fn(&T) -> bool + Sync, const LAST: bool> Kernel<T> for FindEnd<
         } else {
             left.or(right)
         }
+    }
+    const FROM_BACK: bool = LAST;
+    const SEARCH: bool = true;
+    fn full(&self, acc: &Option<T>) -> bool {
+        !LAST && acc.is_some()
+    }
+    fn output_full(&self, out: &Option<T>) -> bool {
+        out.is_some()
     }
 }
 
@@ -439,6 +456,7 @@ where
     fn done(&self) -> bool {
         self.failed.load(Relaxed)
     }
+    const SEARCH: bool = true;
 }
 
 impl<R: Try, OP> TryReduceWith<R, OP> {

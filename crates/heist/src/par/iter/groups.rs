@@ -2,7 +2,7 @@
 //! items), and `by_uniform_blocks` and `by_exponential_blocks` (the loop run as a
 //! sequence of parallel loops over consecutive blocks, rayon's).
 
-use crate::par::engine::driver::{bridge, IndexedProducer, Kernel, Producer};
+use crate::par::engine::driver::{bridge_exact, IndexedProducer, Kernel, Producer};
 use crate::par::iter::piece_state::{CloneOf, Identity};
 use crate::par::iter::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 
@@ -248,7 +248,7 @@ impl<T, K: Kernel<T>> ProducerCallback<T> for InBlocks<K> {
         while p.len() > 0 && !k.done() {
             let n = size.min(p.len());
             let (block, rest) = p.split_at(n);
-            let o = bridge(block, k);
+            let o = bridge_exact(block, k);
             out = Some(match out {
                 Some(l) => k.combine(l, o),
                 None => o,

@@ -3,7 +3,8 @@
 //! `with_max_len`). They work on the producer, so they need indexed iterators (except
 //! `chain`, which also joins two unindexed loops).
 
-use crate::par::engine::driver::{IndexedProducer, Kernel, Producer};
+use crate::par::engine::driver::{bridge, IndexedProducer, Kernel, Producer};
+use crate::par::iter::consumers::ForEach;
 use crate::par::iter::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 use std::iter::StepBy as IterStepBy;
 use std::ops::Range;
@@ -101,7 +102,7 @@ impl<T, K: Kernel<(usize, T)>> Kernel<T> for Numbered<'_, K> {
     fn finish(&self, (_, acc): Self::Acc) -> K::Output {
         self.inner.finish(acc)
     }
-    combine_and_done!();
+    combine_and_done!(|acc| &acc.1);
 }
 
 /// Pairs of items of two iterators (see [`IndexedParallelIterator::zip`]).
@@ -302,8 +303,9 @@ impl<P: IndexedProducer> Producer for RevProducer<P> {
 impl<P: IndexedProducer> IndexedProducer for RevProducer<P> {}
 
 /// Defines an adapter that cuts the producer once before the loop starts: `take`, `skip`.
+/// `$cut` gets the callback, the producer and where to cut.
 macro_rules! cut_adapter {
-    ($(#[$doc:meta])* $name:ident, |$len:ident, $n:ident| $len_expr:expr, |$p:ident, $k:ident| $cut:expr) => {
+    ($(#[$doc:meta])* $name:ident, |$len:ident, $n:ident| $len_expr:expr, |$cb:ident, $p:ident, $k:ident| $cut:expr) => {
         adapter_struct!($(#[$doc])* $name<I> { n: usize });
 
         indexed_drive!([I] $name<I>, Item = I::Item, where [I: IndexedParallelIterator]);
@@ -318,8 +320,8 @@ macro_rules! cut_adapter {
                 impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for Cb<CB> {
                     type Output = CB::Output;
                     fn callback<P: IndexedProducer<Item = T>>(self, $p: P) -> CB::Output {
-                        let $k = self.1.min($p.len());
-                        self.0.callback($cut)
+                        let ($cb, $k) = (self.0, self.1.min($p.len()));
+                        $cut
                     }
                 }
                 self.base.with_producer(Cb(cb, self.n))
@@ -329,13 +331,22 @@ macro_rules! cut_adapter {
 }
 
 cut_adapter!(
-    /// The first `n` items (see [`IndexedParallelIterator::take`]).
-    Take, |len, n| len.min(n), |p, k| p.split_at(k).0
+    /// The first `n` items (see [`IndexedParallelIterator::take`]); the rest are never
+    /// produced.
+    Take, |len, n| len.min(n), |cb, p, k| cb.callback(p.split_at(k).0)
 );
 
 cut_adapter!(
-    /// All but the first `n` items (see [`IndexedParallelIterator::skip`]).
-    Skip, |len, n| len - len.min(n), |p, k| p.split_at(k).1
+    /// All but the first `n` items (see [`IndexedParallelIterator::skip`]). The first `n`
+    /// are still produced, in parallel with the rest, for what producing them does (a
+    /// `map` before the `skip` runs on every item, as in rayon), and dropped.
+    Skip, |len, n| len - len.min(n), |cb, p, k| {
+        let (skipped, rest) = p.split_at(k);
+        crate::in_place_scope(|s| {
+            s.spawn(move |_| bridge(skipped, &ForEach(drop::<T>)));
+            cb.callback(rest)
+        })
+    }
 );
 
 adapter_struct!(

@@ -47,7 +47,7 @@ pub trait IndexedParallelIterator: ParallelIterator {
     /// # Panics
     /// If `chunk_size` is 0.
     fn chunks(self, chunk_size: usize) -> Chunks<Self> {
-        assert!(chunk_size != 0, "chunks: the size must not be 0");
+        assert!(chunk_size != 0, "chunk_size must not be zero");
         Chunks::new(self, chunk_size)
     }
 

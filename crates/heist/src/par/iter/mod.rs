@@ -9,6 +9,7 @@ pub(crate) mod adapters;
 pub(crate) mod chain;
 pub(crate) mod consumers;
 pub(crate) mod either;
+pub(crate) mod fuse;
 pub(crate) mod groups;
 pub(crate) mod indexed;
 pub(crate) mod indexed_trait;
@@ -24,8 +25,9 @@ pub use crate::par::collect::from_iter::{FromParallelIterator, ParallelExtend};
 pub use crate::par::engine::claim::{ThiefSplits, ThiefSplitting};
 pub use crate::par::iter::adapters::{
     Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Flatten, FlattenIter, Inspect, Map,
-    PanicFuse, Update,
+    Update,
 };
+pub use crate::par::iter::fuse::PanicFuse;
 pub use crate::par::iter::chain::Chain;
 pub use crate::par::iter::either::Either;
 pub use crate::par::iter::groups::{
@@ -68,8 +70,16 @@ pub use crate::par::sources::walk_tree::{
 };
 
 /// The loop driver's protocol, for making one's own collections parallel.
+///
+/// [`Producer`] is rayon's: the producer of an indexed iterator, which
+/// [`with_producer`](super::IndexedParallelIterator::with_producer) hands to a
+/// [`ProducerCallback`]. [`UnindexedProducer`] is the producer of any iterator, the
+/// one a collection of one's own implements. (Inside the crate they are named
+/// `IndexedProducer` and `Producer`, which compiler messages may show.)
 pub mod plumbing {
-    pub use crate::par::engine::driver::{bridge, run, Cuts, IndexedProducer, Kernel, Producer};
+    pub use crate::par::engine::driver::IndexedProducer as Producer;
+    pub use crate::par::engine::driver::Producer as UnindexedProducer;
+    pub use crate::par::engine::driver::{bridge, run, Cuts, Kernel};
     pub use crate::par::iter::traits::{IndexedOrNot, ProducerCallback};
     pub use crate::par::sources::ranges::{RangeBlock, RangeProducer};
     pub use crate::par::sources::vec_slice::SliceProducer;

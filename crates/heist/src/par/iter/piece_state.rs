@@ -58,7 +58,7 @@ where
     fn finish(&self, (_, acc): Self::Acc) -> K::Output {
         self.inner.finish(acc)
     }
-    combine_and_done!();
+    combine_and_done!(|acc| &acc.1);
 }
 
 adapter_struct!(
@@ -263,7 +263,9 @@ where
 }
 
 /// The kernel of `fold`: each piece folds its items from `identity()` and passes the
-/// one partial on to the inner kernel when it ends.
+/// one partial on to the inner kernel when it ends. Before a search (`find_any`, ...),
+/// which may stop once it has seen a partial, the loop is cut into a few pieces up front
+/// (`Kernel::EAGER`), so that one ends early.
 pub(crate) struct FoldKernel<K, ID, F> {
     inner: K,
     identity: ID,
@@ -287,7 +289,7 @@ where
     fn finish(&self, (u, acc): Self::Acc) -> K::Output {
         self.inner.finish(self.inner.fold(acc, std::iter::once(u)))
     }
-    combine_and_done!();
+    combine_and_done!(holds | acc | &acc.1);
 }
 
 adapter_struct!(
@@ -372,7 +374,7 @@ where
         };
         self.inner.finish(self.inner.fold(acc, std::iter::once(r)))
     }
-    combine_and_done!();
+    combine_and_done!(holds | acc | &acc.1);
 }
 
 adapter_struct!(

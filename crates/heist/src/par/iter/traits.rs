@@ -3,9 +3,10 @@
 //! loop driver runs (see `par/engine/driver.rs`); every adapter wraps the kernel or the producer.
 
 use crate::par::collect::from_iter::{FromParallelIterator, ParallelExtend};
-use crate::par::engine::driver::{bridge, IndexedProducer, Kernel};
+use crate::par::engine::driver::{bridge_exact, IndexedProducer, Kernel};
 use crate::par::iter::adapters::*;
 use crate::par::iter::chain::Chain;
+use crate::par::iter::fuse::PanicFuse;
 use crate::par::iter::consumers::{
     self, Count, FindAny, FindEnd, ForEach, ProductOf, Reduce, ReduceWith, SumOf, TryReduce,
 };
@@ -36,7 +37,7 @@ pub(crate) struct Bridge<K>(pub(crate) K);
 impl<T, K: Kernel<T>> ProducerCallback<T> for Bridge<K> {
     type Output = K::Output;
     fn callback<P: IndexedProducer<Item = T>>(self, producer: P) -> K::Output {
-        bridge(producer, &self.0)
+        bridge_exact(producer, &self.0)
     }
 }
 
@@ -602,7 +603,9 @@ pub trait ParallelIterator: Sized + Send {
         self.find_any(predicate)
     }
 
-    /// Stops the other pieces soon after a panic (heist always does: at their next block).
+    /// Stops the other pieces soon after a panic: at their next block, or next item where
+    /// a block is iterated by hand. Without it, every other piece runs to its end before
+    /// the panic reaches the caller, as in rayon.
     fn panic_fuse(self) -> PanicFuse<Self> {
         PanicFuse::new(self)
     }

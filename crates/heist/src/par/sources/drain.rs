@@ -134,7 +134,7 @@ impl<T: Send> Drop for Drain<'_, T> {
 impl<T: Send> ParallelIterator for Drain<'_, T> {
     type Item = T;
     fn drive<K: Kernel<T>>(self, kernel: K) -> K::Output {
-        self.with_drain(|p| crate::par::engine::driver::bridge(p, &kernel))
+        self.with_drain(|p| crate::par::engine::driver::bridge_exact(p, &kernel))
     }
     fn opt_len(&self) -> Option<usize> {
         Some(self.range.len())

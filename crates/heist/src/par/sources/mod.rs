@@ -14,6 +14,7 @@ pub(crate) mod ranges;
 pub(crate) mod repeat;
 pub(crate) mod slice_separated;
 pub(crate) mod slices;
+pub(crate) mod sort;
 pub(crate) mod str_patterns;
 pub(crate) mod strings;
 pub(crate) mod tree_set;

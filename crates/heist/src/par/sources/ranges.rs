@@ -4,9 +4,11 @@
 //! its index range (the index stealers of On Lock-Free Work-stealing Iterators for
 //! Parallel Data Structures, §4, with the owner rather than the thief doing the split).
 
-use crate::par::engine::driver::{bridge, Cuts, IndexedProducer, Kernel, Producer};
+use crate::par::engine::driver::{bridge_exact, Cuts, IndexedProducer, Kernel, Producer};
 use crate::par::iter::into::IntoParallelIterator;
-use crate::par::iter::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
+use crate::par::iter::traits::{
+    AsIndexed, Bridge, IndexedOrNot, IndexedParallelIterator, ParallelIterator, ProducerCallback,
+};
 use std::ops::{Range, RangeInclusive};
 
 /// A parallel iterator over a range, `a..b` or `a..=b`, of integers or `char`s (rayon's
@@ -18,14 +20,85 @@ pub struct RangeIter<T> {
     inclusive: bool,
 }
 
-// One impl for all item types, as rayon has, so that an integer literal's type is
-// inferred from the items a range must give (as in `x.chain(0..9)`).
+/// The item types of ranges, sealed: each says how its ranges are driven.
+mod sealed {
+    use crate::par::engine::driver::Kernel;
+    use crate::par::iter::traits::{IndexedOrNot, ProducerCallback};
+    use super::RangeIter;
+
+    /// An item type of [`RangeIter`]: integers and `char`.
+    pub trait RangeItem: Sized + Send {
+        fn drive<K: Kernel<Self>>(r: RangeIter<Self>, kernel: K) -> K::Output;
+        fn opt_len(r: &RangeIter<Self>) -> Option<usize>;
+        fn with_producer_or_self<CB: IndexedOrNot<Self>>(r: RangeIter<Self>, cb: CB) -> CB::Output;
+    }
+
+    /// An item type whose ranges are indexed (all but the 128-bit integers).
+    pub trait IndexedRangeItem: RangeItem {
+        fn len(r: &RangeIter<Self>) -> usize;
+        fn with_producer<CB: ProducerCallback<Self>>(r: RangeIter<Self>, cb: CB) -> CB::Output;
+    }
+}
+
+use sealed::{IndexedRangeItem, RangeItem};
+
+// One impl of each trait for all item types, as rayon has, so that an integer literal's
+// type is inferred from the items a range must give (as in `x.chain(0..9)`, or
+// `(0..10).into_par_iter().sum::<usize>()`).
+impl<T: RangeItem> ParallelIterator for RangeIter<T> {
+    type Item = T;
+    fn drive<K: Kernel<T>>(self, kernel: K) -> K::Output {
+        T::drive(self, kernel)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        T::opt_len(self)
+    }
+    fn with_producer_or_self<CB: IndexedOrNot<T>>(self, cb: CB) -> CB::Output {
+        T::with_producer_or_self(self, cb)
+    }
+}
+
+impl<T: IndexedRangeItem> IndexedParallelIterator for RangeIter<T> {
+    fn len(&self) -> usize {
+        T::len(self)
+    }
+    fn with_producer<CB: ProducerCallback<T>>(self, cb: CB) -> CB::Output {
+        T::with_producer(self, cb)
+    }
+}
+
+/// The sealed traits of an indexed range item type, from its `len_` and `producer`.
+macro_rules! indexed_item {
+    ($t:ty) => {
+        impl RangeItem for $t {
+            fn drive<K: Kernel<$t>>(r: RangeIter<$t>, kernel: K) -> K::Output {
+                r.with_producer(Bridge(kernel))
+            }
+            fn opt_len(r: &RangeIter<$t>) -> Option<usize> {
+                Some(r.len_())
+            }
+            fn with_producer_or_self<CB: IndexedOrNot<$t>>(r: RangeIter<$t>, cb: CB) -> CB::Output {
+                r.with_producer(AsIndexed(cb))
+            }
+        }
+
+        impl IndexedRangeItem for $t {
+            fn len(r: &RangeIter<$t>) -> usize {
+                r.len_()
+            }
+            fn with_producer<CB: ProducerCallback<$t>>(r: RangeIter<$t>, cb: CB) -> CB::Output {
+                cb.callback(r.producer())
+            }
+        }
+    };
+}
+
 impl<T: Send> IntoParallelIterator for Range<T>
 where
-    RangeIter<T>: ParallelIterator<Item = T>,
+    RangeIter<T>: ParallelIterator,
 {
     type Iter = RangeIter<T>;
-    type Item = T;
+    type Item = <RangeIter<T> as ParallelIterator>::Item;
     fn into_par_iter(self) -> RangeIter<T> {
         RangeIter {
             start: self.start,
@@ -37,10 +110,10 @@ where
 
 impl<T: Send + PartialOrd> IntoParallelIterator for RangeInclusive<T>
 where
-    RangeIter<T>: ParallelIterator<Item = T>,
+    RangeIter<T>: ParallelIterator,
 {
     type Iter = RangeIter<T>;
-    type Item = T;
+    type Item = <RangeIter<T> as ParallelIterator>::Item;
     fn into_par_iter(self) -> RangeIter<T> {
         // An exhausted range says so only through `is_empty`.
         let inclusive = !self.is_empty();
@@ -85,7 +158,7 @@ macro_rules! int_range {
             }
         }
 
-        source!([] RangeIter<$t>, Item = $t);
+        indexed_item!($t);
 
         impl Producer for RangeProducer<$t> {
             type Item = $t;
@@ -185,7 +258,7 @@ impl RangeIter<char> {
     }
 }
 
-source!([] RangeIter<char>, Item = char);
+indexed_item!(char);
 
 /// The producer of a `char` range: a range of indices among all `char`s, which skip
 /// the surrogates.
@@ -228,14 +301,19 @@ macro_rules! wide_range {
             }
         }
 
-        impl ParallelIterator for RangeIter<$t> {
-            type Item = $t;
-            fn drive<K: Kernel<$t>>(self, kernel: K) -> K::Output {
-                bridge(self.producer(), &kernel)
+        impl RangeItem for $t {
+            fn drive<K: Kernel<$t>>(r: RangeIter<$t>, kernel: K) -> K::Output {
+                bridge_exact(r.producer(), &kernel)
             }
-            fn opt_len(&self) -> Option<usize> {
-                let p = self.clone().producer();
+            fn opt_len(r: &RangeIter<$t>) -> Option<usize> {
+                let p = r.clone().producer();
                 p.0.map_or(Some(0), |(a, b)| usize::try_from(b.abs_diff(a)).ok()?.checked_add(1))
+            }
+            fn with_producer_or_self<CB: IndexedOrNot<$t>>(
+                r: RangeIter<$t>,
+                cb: CB,
+            ) -> CB::Output {
+                cb.unindexed(r)
             }
         }
 
@@ -248,15 +326,18 @@ macro_rules! wide_range {
                     usize::try_from(b.abs_diff(a)).map_or(usize::MAX, |n| n.saturating_add(1))
                 })
             }
+            /// The first `index` items; of a range longer than `usize::MAX`, whose length
+            /// saturates, the first `index / usize::MAX` of its items, so that a split
+            /// in halves cuts it in halves (rayon's octillion ranges).
             fn split_at(self, index: usize) -> (Self, Self) {
                 let Some((a, b)) = self.0 else {
                     return (self, WideProducer(None));
                 };
-                if index == 0 {
+                let Some(k) = wide_last(b.abs_diff(a), index) else {
                     return (WideProducer(None), self);
-                }
-                // `index <= len`, so the left part's last item is at most `b`.
-                let last = a + (index - 1) as $t;
+                };
+                // `k <= b - a`, so the left part's last item is at most `b`.
+                let last = a.wrapping_add(k as $t);
                 let rest = (last < b).then(|| (last + 1, b));
                 (WideProducer(Some((a, last))), WideProducer(rest))
             }
@@ -274,12 +355,38 @@ macro_rules! wide_range {
 
 wide_range!(u128, i128);
 
+/// Where the first `index` (of `len()`) of the `span + 1` items of a 128-bit range end:
+/// the offset of the last of them from the first item, `None` if there are none. They
+/// are `index` items if the range counts at most `usize::MAX`, else that share of them,
+/// rounded down (all at `index == usize::MAX`). No step overflows, also for the
+/// `2^128` items of the whole of `i128`.
+fn wide_last(span: u128, index: usize) -> Option<u128> {
+    let whole = usize::MAX as u128;
+    let i = index as u128;
+    let k = if span < whole {
+        i
+    } else if index == usize::MAX {
+        return Some(span);
+    } else {
+        // span + 1 = q * whole + r, worked out without forming span + 1.
+        let (mut q, mut r) = (span / whole, span % whole + 1);
+        if r == whole {
+            q += 1;
+            r = 0;
+        }
+        // q <= 2^64 + 1 and i < 2^64 - 1, so q * i < 2^128; r * i < whole^2; and the
+        // share is less than span + 1.
+        q * i + r * i / whole
+    };
+    k.checked_sub(1)
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
-    /// A 128-bit range split anywhere keeps its items; the whole of `i128` counts as
-    /// `usize::MAX` and splits there too.
+    /// A 128-bit range split anywhere keeps its items; one longer than `usize::MAX`
+    /// splits in proportion.
     #[test]
     fn wide_ranges_split_anywhere() {
         for (a, b) in [(-5i128, 5i128), (i128::MAX - 6, i128::MAX), (3, 3)] {
@@ -291,12 +398,27 @@ mod tests {
                 assert_eq!(got, whole, "{a}..={b} at {at}");
             }
         }
+        // The whole of `i128` counts as `usize::MAX`, and splits in proportion: half of
+        // its length is half of its items.
         let all = WideProducer(Some((i128::MIN, i128::MAX)));
         assert_eq!(all.len(), usize::MAX);
-        let (l, r) = all.split_at(usize::MAX);
-        assert_eq!(l.0, Some((i128::MIN, i128::MIN + usize::MAX as i128 - 1)));
-        assert_eq!(r.0, Some((i128::MIN + usize::MAX as i128, i128::MAX)));
-        assert_eq!(r.len(), usize::MAX);
+        let (l, r) = WideProducer(all.0).split_at(usize::MAX / 2);
+        let mid = (l.0.unwrap().1, r.0.unwrap().0);
+        assert!(
+            mid.0 < 0 && mid.1 >= -(1i128 << 65) && mid.1 == mid.0 + 1,
+            "{mid:?}"
+        );
+        let (l, r) = WideProducer(all.0).split_at(usize::MAX);
+        assert_eq!((l.0, r.0), (all.0, None));
+        assert_eq!(WideProducer(all.0).split_at(0).0 .0, None);
+        // 10^27 items: a block of one is its share of them, and halves are halves.
+        let oct = 1_000_000_000_000_000_000_000_000_000u128;
+        let (l, _) = WideProducer(Some((0, oct - 1))).split_at(1);
+        assert_eq!(l.0, Some((0, oct / usize::MAX as u128 - 1)));
+        let (l, r) = WideProducer(Some((0, oct - 1))).split_at(usize::MAX / 2);
+        let half = l.0.unwrap().1 + 1;
+        assert!(half <= oct / 2 && oct / 2 - half < 1 << 64, "{half}");
+        assert_eq!(r.0, Some((half, oct - 1)));
         let last = WideProducer(Some((u128::MAX - 1, u128::MAX))).split_at(2);
         assert_eq!(
             (last.0 .0, last.1 .0),

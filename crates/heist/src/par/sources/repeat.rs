@@ -8,6 +8,7 @@ use crate::par::iter::traits::{IndexedParallelIterator, ParallelIterator, Produc
 use crate::par::sources::option_deque::OptionProducer;
 use std::fmt;
 use std::marker::PhantomData;
+use std::num::NonZeroUsize;
 
 /// Endless clones of a value, in parallel (see [`repeat`]).
 #[derive(Debug, Clone)]
@@ -76,15 +77,29 @@ impl<T: Clone + Send> Producer for Endless<T> {
 }
 
 /// A parallel iterator over `n` clones of a value (see [`repeat_n`]).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RepeatN<T> {
-    elt: T,
-    n: usize,
+    clones: Clones<T>,
 }
 
-/// `n` clones of `elt`, in parallel (rayon's `repeat_n`).
+impl<T: fmt::Debug> fmt::Debug for RepeatN<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("RepeatN");
+        match &self.clones {
+            Clones::Of(element, n) => d.field("count", n).field("element", element).finish(),
+            Clones::Empty => d.field("count", &0usize).finish_non_exhaustive(),
+        }
+    }
+}
+
+/// `n` clones of `elt`, in parallel (rayon's `repeat_n`). With `n == 0`, `elt` is
+/// dropped at once.
 pub fn repeat_n<T: Clone + Send>(elt: T, n: usize) -> RepeatN<T> {
-    RepeatN { elt, n }
+    let clones = match NonZeroUsize::new(n) {
+        Some(n) => Clones::Of(elt, n),
+        None => Clones::Empty,
+    };
+    RepeatN { clones }
 }
 
 /// `n` clones of `elt`, in parallel (rayon's older name for [`repeat_n`]).
@@ -95,78 +110,101 @@ pub fn repeatn<T: Clone + Send>(elt: T, n: usize) -> RepeatN<T> {
 
 impl<T: Clone + Send> RepeatN<T> {
     fn len_(&self) -> usize {
-        self.n
+        ExactSizeIterator::len(&self.clones)
     }
-    fn producer(self) -> RepeatN<T> {
-        self
+    fn producer(self) -> Clones<T> {
+        self.clones
     }
 }
 
 source!([T: Clone + Send] RepeatN<T>, Item = T);
 
-impl<T: Clone + Send> Producer for RepeatN<T> {
+/// The producer and block iterator of [`RepeatN`]: a value and how many times it is
+/// given, or nothing. The value itself is the last item, and a part with nothing to give
+/// holds no clone, so a count clones only what it gives out beyond one value per part
+/// (as rayon's does).
+#[derive(Clone, Debug)]
+pub(crate) enum Clones<T> {
+    /// The value, given `n` times.
+    Of(T, NonZeroUsize),
+    /// Nothing.
+    Empty,
+}
+
+impl<T: Clone + Send> Producer for Clones<T> {
     type Item = T;
-    type IntoIter = RepeatIter<T>;
+    type IntoIter = Clones<T>;
     fn len(&self) -> usize {
-        self.n
+        ExactSizeIterator::len(self)
     }
     fn split_at(self, index: usize) -> (Self, Self) {
-        let lo = RepeatN {
-            elt: self.elt.clone(),
-            n: index,
+        let Clones::Of(elt, n) = self else {
+            return (Clones::Empty, Clones::Empty);
         };
-        (
-            lo,
-            RepeatN {
-                elt: self.elt,
-                n: self.n - index,
-            },
-        )
-    }
-    fn into_iter(self) -> RepeatIter<T> {
-        RepeatIter {
-            elt: (self.n > 0).then_some(self.elt),
-            left: self.n,
+        match (NonZeroUsize::new(index), NonZeroUsize::new(n.get() - index)) {
+            (Some(l), Some(r)) => (Clones::Of(elt.clone(), l), Clones::Of(elt, r)),
+            (Some(l), None) => (Clones::Of(elt, l), Clones::Empty),
+            (None, Some(r)) => (Clones::Empty, Clones::Of(elt, r)),
+            (None, None) => unreachable!("a count is never 0"),
         }
     }
+    fn into_iter(self) -> Clones<T> {
+        self
+    }
 }
 
-impl<T: Clone + Send> IndexedProducer for RepeatN<T> {}
+impl<T: Clone + Send> IndexedProducer for Clones<T> {}
 
-/// The clones of one block; the last is the value itself.
-#[derive(Debug)]
-pub struct RepeatIter<T> {
-    elt: Option<T>,
-    left: usize,
-}
-
-impl<T: Clone> Iterator for RepeatIter<T> {
+impl<T: Clone> Iterator for Clones<T> {
     type Item = T;
     fn next(&mut self) -> Option<T> {
-        match self.left {
-            0 => None,
-            1 => {
-                self.left = 0;
-                self.elt.take()
+        let Clones::Of(elt, n) = self else {
+            return None;
+        };
+        match NonZeroUsize::new(n.get() - 1) {
+            Some(left) => {
+                *n = left;
+                Some(elt.clone())
             }
-            _ => {
-                self.left -= 1;
-                self.elt.clone()
-            }
+            None => match std::mem::replace(self, Clones::Empty) {
+                Clones::Of(elt, _) => Some(elt),
+                Clones::Empty => unreachable!("matched above"),
+            },
         }
     }
+    /// Skips without cloning.
+    fn nth(&mut self, skip: usize) -> Option<T> {
+        if let Clones::Of(_, n) = self {
+            match NonZeroUsize::new(n.get().saturating_sub(skip)) {
+                Some(left) => *n = left,
+                None => *self = Clones::Empty,
+            }
+        }
+        self.next()
+    }
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
+        let n = ExactSizeIterator::len(self);
+        (n, Some(n))
     }
 }
 
-impl<T: Clone> DoubleEndedIterator for RepeatIter<T> {
+impl<T: Clone> DoubleEndedIterator for Clones<T> {
     fn next_back(&mut self) -> Option<T> {
         self.next()
     }
+    fn nth_back(&mut self, skip: usize) -> Option<T> {
+        self.nth(skip)
+    }
 }
 
-impl<T: Clone> ExactSizeIterator for RepeatIter<T> {}
+impl<T: Clone> ExactSizeIterator for Clones<T> {
+    fn len(&self) -> usize {
+        match self {
+            Clones::Of(_, n) => n.get(),
+            Clones::Empty => 0,
+        }
+    }
+}
 
 /// A parallel iterator over one item (see [`once`]).
 #[derive(Debug, Clone)]

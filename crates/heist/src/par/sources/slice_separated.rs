@@ -23,10 +23,16 @@ macro_rules! split_source {
         $split_at:ident, $iter:ident -> $iter_ty:ident, inclusive = $inclusive:expr
     ) => {
         $(#[$doc])*
-        #[derive(Debug)]
         pub struct $name<'a, T, P> {
             slice: &'a $($mutb)* [T],
             pat: P,
+        }
+
+        /// The slice only, as in rayon: the closure need not be `Debug`.
+        impl<T: std::fmt::Debug, P> std::fmt::Debug for $name<'_, T, P> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name)).field("slice", &self.slice).finish()
+            }
         }
 
         impl<'a, T, P> $name<'a, T, P> {
@@ -138,10 +144,16 @@ macro_rules! chunk_by_source {
         $split_at:ident, $iter:ident -> $iter_ty:ident
     ) => {
         $(#[$doc])*
-        #[derive(Debug)]
         pub struct $name<'a, T, P> {
             slice: &'a $($mutb)* [T],
             pred: P,
+        }
+
+        /// The slice only, as in rayon: the closure need not be `Debug`.
+        impl<T: std::fmt::Debug, P> std::fmt::Debug for $name<'_, T, P> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name)).field("slice", &self.slice).finish()
+            }
         }
 
         impl<'a, T, P> $name<'a, T, P> {
@@ -156,13 +168,18 @@ macro_rules! chunk_by_source {
         {
             type Item = &'a $($mutb)* [T];
             fn drive<K: Kernel<Self::Item>>(self, kernel: K) -> K::Output {
-                bridge($prod { s: self.slice, pred: &self.pred }, &kernel)
+                let known = self.slice.len();
+                bridge($prod { s: self.slice, pred: &self.pred, known }, &kernel)
             }
         }
 
+        /// A part of the slice. Each two neighbours are given to `pred` once in all, as
+        /// in rayon: the neighbours `(j - 1, j)` for `j >= known` were found together
+        /// while looking for a cut, and are not asked again.
         struct $prod<'a, 'p, T, P> {
             s: &'a $($mutb)* [T],
             pred: &'p P,
+            known: usize,
         }
 
         impl<'a, 'p, T: $bound, P> Producer for $prod<'a, 'p, T, P>
@@ -170,19 +187,48 @@ macro_rules! chunk_by_source {
             P: Fn(&T, &T) -> bool + Sync + Send,
         {
             type Item = &'a $($mutb)* [T];
-            type IntoIter = std::slice::$iter_ty<'a, T, &'p P>;
+            type IntoIter = std::iter::Chain<
+                std::slice::$iter_ty<'a, T, &'p P>,
+                std::option::IntoIter<&'a $($mutb)* [T]>,
+            >;
             fn len(&self) -> usize {
                 self.s.len()
             }
+            /// Cuts at the first run boundary from `index` on among the neighbours not
+            /// yet known, else at the last one before it, else not at all.
             fn split_at(self, index: usize) -> (Self, Self) {
+                let (s, pred, known) = (self.s, self.pred, self.known);
+                let n = s.len();
+                let apart = |j: usize| !pred(&s[j - 1], &s[j]);
+                let mid = index.clamp(1, n.max(2) - 1);
+                // Cut at `j`: the left part knows its neighbours from `left_known` on, the
+                // right one from `right_known` (relative to its start).
+                let (cut, left_known, right_known) = match (mid..known.min(n)).find(|&j| apart(j)) {
+                    Some(j) => (j, mid, known - j),
+                    // All of the right part's neighbours were looked at.
+                    None => match (1..mid.min(known)).rev().find(|&j| apart(j)) {
+                        Some(j) => (j, j, 0),
+                        None => {
+                            let empty: &'a $($mutb)* [T] = &$($mutb)* [];
+                            let rest = $prod { s: empty, pred, known: 0 };
+                            return ($prod { s, pred, known: 0 }, rest);
+                        }
+                    },
+                };
+                let (l, r) = s.$split_at(cut);
+                ($prod { s: l, pred, known: left_known }, $prod { s: r, pred, known: right_known })
+            }
+            /// std's runs up to the last boundary before the known neighbours, then the
+            /// known ones as one run.
+            fn into_iter(self) -> Self::IntoIter {
                 let (s, pred) = (self.s, self.pred);
                 let n = s.len();
-                let k = cut_near(n.saturating_sub(1), index, |k| !pred(&s[k - 1], &s[k]));
-                let (l, r) = s.$split_at(k.unwrap_or(n));
-                ($prod { s: l, pred }, $prod { s: r, pred })
-            }
-            fn into_iter(self) -> Self::IntoIter {
-                self.s.$iter(self.pred)
+                if self.known >= n {
+                    return s.$iter(pred).chain(None);
+                }
+                let last = (1..self.known).rev().find(|&j| !pred(&s[j - 1], &s[j])).unwrap_or(0);
+                let (runs, tail) = s.$split_at(last);
+                runs.$iter(pred).chain(Some(tail))
             }
         }
     };
@@ -205,6 +251,42 @@ mod tests {
     use super::*;
     use crate::par::sources::strings::tests::check;
 
+    /// A chunk-by split anywhere, twice, asks about each two neighbours exactly once, and
+    /// either half split again, too (rayon's `slice_chunk_by` counts the calls).
+    #[test]
+    fn chunk_by_asks_about_each_two_neighbours_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+        let v: Vec<u32> = (0..40).map(|i| (i * 7 / 5) % 4).collect();
+        let calls = AtomicUsize::new(0);
+        let same = |a: &u32, b: &u32| {
+            calls.fetch_add(1, Relaxed);
+            a / 2 == b / 2
+        };
+        let whole: Vec<&[u32]> = v.chunk_by(|a, b| a / 2 == b / 2).collect();
+        let n = v.len();
+        for at in 0..=n {
+            for again in 0..=n {
+                for left_again in 0..=at {
+                    calls.store(0, Relaxed);
+                    let p = ChunkByProducer {
+                        s: &v[..],
+                        pred: &same,
+                        known: n,
+                    };
+                    let (l, r) = p.split_at(at);
+                    let (a, b) = r.split_at(again);
+                    let (l1, l2) = l.split_at(left_again);
+                    let got: Vec<&[u32]> = [l1, l2, a, b]
+                        .into_iter()
+                        .flat_map(|p| p.into_iter())
+                        .collect();
+                    assert_eq!(got, whole, "at {at}, {again}, {left_again}");
+                    assert_eq!(calls.load(Relaxed), n - 1, "at {at}, {again}, {left_again}");
+                }
+            }
+        }
+    }
+
     /// Splits and runs, split everywhere: the parts are std's.
     #[test]
     fn slice_splits_split_everywhere() {
@@ -225,7 +307,11 @@ mod tests {
                 pat: &comma,
             };
             check(inclusive, s.split_inclusive(comma).collect(), n + 1);
-            let runs = || ChunkByProducer { s, pred: &same };
+            let runs = || ChunkByProducer {
+                s,
+                pred: &same,
+                known: s.len(),
+            };
             check(runs, s.chunk_by(same).collect(), n);
             let mut m = s.to_vec();
             let expect: Vec<Vec<u8>> = s.split(comma).map(<[u8]>::to_vec).collect();

@@ -1,13 +1,13 @@
 //! Slices in parallel: `par_chunks(_mut/_exact)`, `par_windows` and the parallel sorts
 //! (rayon's `ParallelSlice` and `ParallelSliceMut`).
 
-use crate::par::engine::driver::{on_worker, IndexedProducer, Kernel, Producer};
-use crate::par::engine::seam::worker::Worker;
+use crate::par::engine::driver::{IndexedProducer, Kernel, Producer};
 use crate::par::iter::into::IntoParallelRefMutIterator;
 use crate::par::iter::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 pub use crate::par::sources::slice_separated::{
     ChunkBy, ChunkByMut, Split, SplitInclusive, SplitInclusiveMut, SplitMut,
 };
+use crate::par::sources::sort::par_sort;
 use std::cmp::Ordering;
 
 /// Parallel views of a shared slice (rayon's `ParallelSlice`).
@@ -235,15 +235,16 @@ pub trait ParallelSliceMut<T: Send> {
     where
         T: Ord,
     {
-        par_merge_sort(self.as_parallel_slice_mut(), &T::cmp, true);
+        par_sort(self.as_parallel_slice_mut(), &T::cmp, true, true);
     }
 
-    /// Sorts stably by `compare`.
+    /// Sorts stably by `compare`. If `compare` is not a total order, the order of the
+    /// items is unspecified, but the sort does not panic (as rayon promises).
     fn par_sort_by<F>(&mut self, compare: F)
     where
         F: Fn(&T, &T) -> Ordering + Sync,
     {
-        par_merge_sort(self.as_parallel_slice_mut(), &compare, true);
+        par_sort(self.as_parallel_slice_mut(), &compare, true, false);
     }
 
     /// Sorts stably by a key.
@@ -252,9 +253,10 @@ pub trait ParallelSliceMut<T: Send> {
         K: Ord,
         F: Fn(&T) -> K + Sync,
     {
-        par_merge_sort(
+        par_sort(
             self.as_parallel_slice_mut(),
             &|a: &T, b: &T| f(a).cmp(&f(b)),
+            true,
             true,
         );
     }
@@ -264,15 +266,16 @@ pub trait ParallelSliceMut<T: Send> {
     where
         T: Ord,
     {
-        par_merge_sort(self.as_parallel_slice_mut(), &T::cmp, false);
+        par_sort(self.as_parallel_slice_mut(), &T::cmp, false, true);
     }
 
-    /// Sorts by `compare`, not necessarily stably.
+    /// Sorts by `compare`, not necessarily stably. If `compare` is not a total order, the
+    /// order of the items is unspecified, but the sort does not panic (as rayon promises).
     fn par_sort_unstable_by<F>(&mut self, compare: F)
     where
         F: Fn(&T, &T) -> Ordering + Sync,
     {
-        par_merge_sort(self.as_parallel_slice_mut(), &compare, false);
+        par_sort(self.as_parallel_slice_mut(), &compare, false, false);
     }
 
     /// Sorts by a key, not necessarily stably.
@@ -281,10 +284,11 @@ pub trait ParallelSliceMut<T: Send> {
         K: Ord,
         F: Fn(&T) -> K + Sync,
     {
-        par_merge_sort(
+        par_sort(
             self.as_parallel_slice_mut(),
             &|a: &T, b: &T| f(a).cmp(&f(b)),
             false,
+            true,
         );
     }
 }
@@ -306,105 +310,6 @@ fn permute<T, K>(v: &mut [T], keys: &mut [(K, usize)]) {
         keys[i].1 = from;
         v.swap(i, from);
     }
-}
-
-/// Below this many items a part is sorted sequentially.
-const SORT_LEAF: usize = 1 << 12;
-
-/// Parts are cut down to a 64th of the input at the finest: enough to keep dozens of
-/// workers busy, while each level of cutting costs a pass over the items.
-const SORT_PARTS: usize = 64;
-
-/// Sorts `v` in parallel: stably by merging sorted halves, or unstably by quicksort.
-fn par_merge_sort<T: Send, F: Fn(&T, &T) -> Ordering + Sync>(v: &mut [T], cmp: &F, stable: bool) {
-    if v.len() <= SORT_LEAF {
-        leaf_sort(v, cmp, stable);
-        return;
-    }
-    let leaf = SORT_LEAF.max(v.len() / SORT_PARTS);
-    if stable {
-        on_worker(|w| merge_sort(w, v, cmp, leaf));
-    } else {
-        on_worker(|w| quick_sort(w, v, cmp, leaf));
-    }
-}
-
-fn leaf_sort<T, F: Fn(&T, &T) -> Ordering>(v: &mut [T], cmp: &F, stable: bool) {
-    if stable {
-        v.sort_by(cmp);
-    } else {
-        v.sort_unstable_by(cmp);
-    }
-}
-
-/// Sorts halves in parallel, then merges them with std's stable sort, which finds the
-/// two sorted runs and merges them in one linear pass (and stays panic-safe).
-fn merge_sort<T: Send, F>(w: &Worker, v: &mut [T], cmp: &F, leaf: usize)
-where
-    F: Fn(&T, &T) -> Ordering + Sync,
-{
-    if v.len() <= leaf {
-        v.sort_by(cmp);
-        return;
-    }
-    let mid = v.len() / 2;
-    let (a, b) = v.split_at_mut(mid);
-    w.join(
-        |w| merge_sort(w, a, cmp, leaf),
-        |w| merge_sort(w, b, cmp, leaf),
-    );
-    if cmp(&v[mid - 1], &v[mid]) == Ordering::Greater {
-        v.sort_by(cmp);
-    }
-}
-
-/// Partitions around a pivot and sorts both sides in parallel. Only swaps move items,
-/// so a panicking comparison leaves a permutation of the input.
-fn quick_sort<T: Send, F>(w: &Worker, v: &mut [T], cmp: &F, leaf: usize)
-where
-    F: Fn(&T, &T) -> Ordering + Sync,
-{
-    if v.len() <= leaf {
-        v.sort_unstable_by(cmp);
-        return;
-    }
-    let mut mid = partition(v, cmp);
-    // A lopsided cut (many equal items, or an unlucky pivot): cut at the median.
-    if mid < v.len() / 16 || mid > v.len() - v.len() / 16 {
-        mid = v.len() / 2;
-        v.select_nth_unstable_by(mid, cmp);
-    }
-    let (a, rest) = v.split_at_mut(mid);
-    let b = &mut rest[1..];
-    w.join(
-        |w| quick_sort(w, a, cmp, leaf),
-        |w| quick_sort(w, b, cmp, leaf),
-    );
-}
-
-/// Lomuto's partition around the median of the first, middle and last items: returns
-/// the pivot's place, with smaller items before it and the others after. Branch-free:
-/// every item is swapped, and the store index moves by the comparison's outcome.
-fn partition<T, F: Fn(&T, &T) -> Ordering>(v: &mut [T], cmp: &F) -> usize {
-    let (lo, mid, hi) = (0, v.len() / 2, v.len() - 1);
-    let median = {
-        let less = |i: usize, j: usize| cmp(&v[i], &v[j]) == Ordering::Less;
-        match (less(lo, mid), less(mid, hi), less(lo, hi)) {
-            (true, true, _) | (false, false, _) => mid,
-            (true, false, true) | (false, true, false) => hi,
-            _ => lo,
-        }
-    };
-    v.swap(0, median);
-    let (pivot, rest) = v.split_first_mut().expect("more than a leaf of items");
-    let mut store = 0;
-    for j in 0..rest.len() {
-        let less = cmp(&rest[j], pivot) == Ordering::Less;
-        rest.swap(store, j);
-        store += usize::from(less);
-    }
-    v.swap(0, store);
-    store
 }
 
 /// Defines a chunked slice source: its parallel iterator, producer and both traits.
@@ -605,6 +510,11 @@ impl<'a, T> RChunksExactMut<'a, T> {
         self.rem
     }
 
+    /// The first items, that fill no chunk. (borrowed through `self`).
+    pub fn remainder(&mut self) -> &mut [T] {
+        self.rem
+    }
+
     /// The first items, that fill no chunk.
     pub fn take_remainder(&mut self) -> &'a mut [T] {
         std::mem::take(&mut self.rem)
@@ -621,6 +531,11 @@ impl<'a, T> ChunksExact<'a, T> {
 impl<'a, T> ChunksExactMut<'a, T> {
     /// The items after the last whole chunk.
     pub fn into_remainder(self) -> &'a mut [T] {
+        self.rem
+    }
+
+    /// The items after the last whole chunk. (borrowed through `self`).
+    pub fn remainder(&mut self) -> &mut [T] {
         self.rem
     }
 

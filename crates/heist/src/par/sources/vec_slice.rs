@@ -3,7 +3,7 @@
 //! index stealers of On Lock-Free Work-stealing Iterators for Parallel Data Structures,
 //! §4, with the owner rather than the thief doing the split).
 
-use crate::par::engine::driver::{bridge, Cuts, IndexedProducer, Kernel, Producer};
+use crate::par::engine::driver::{bridge_exact, Cuts, IndexedProducer, Kernel, Producer};
 use crate::par::iter::into::IntoParallelIterator;
 use crate::par::iter::traits::{
     AsIndexed, IndexedOrNot, IndexedParallelIterator, ParallelIterator, ProducerCallback,
@@ -177,7 +177,7 @@ impl<T: Send> IntoIter<T> {
 impl<T: Send> ParallelIterator for IntoIter<T> {
     type Item = T;
     fn drive<K: Kernel<T>>(self, kernel: K) -> K::Output {
-        self.with_drain(|p| bridge(p, &kernel))
+        self.with_drain(|p| bridge_exact(p, &kernel))
     }
     fn opt_len(&self) -> Option<usize> {
         Some(self.vec.len())
