@@ -111,12 +111,12 @@ pub trait Producer: Send + Sized {
     /// offers). Ranges and slices can; the default is no.
     ///
     /// ```
-    /// use heist::iter::plumbing::{Cuts, Producer};
+    /// use heist::iter::plumbing::{Cuts, UnindexedProducer};
     ///
     /// /// The numbers `lo..hi`.
     /// struct Numbers { lo: u64, hi: u64 }
     ///
-    /// impl Producer for Numbers {
+    /// impl UnindexedProducer for Numbers {
     ///     type Item = u64;
     ///     type IntoIter = std::ops::Range<u64>;
     ///     fn len(&self) -> usize { (self.hi - self.lo) as usize }
@@ -136,13 +136,13 @@ pub trait Producer: Send + Sized {
     /// on several threads at once.
     ///
     /// ```compile_fail,E0277
-    /// use heist::iter::plumbing::{Cuts, Producer};
+    /// use heist::iter::plumbing::{Cuts, UnindexedProducer};
     /// use std::cell::Cell;
     ///
     /// /// The numbers `lo..hi`, counting its cuts in a `Cell` (`Send`, not `Sync`).
     /// struct Counted { lo: u64, hi: u64, cuts: Cell<u32> }
     ///
-    /// impl Producer for Counted {
+    /// impl UnindexedProducer for Counted {
     ///     type Item = u64;
     ///     type IntoIter = std::ops::Range<u64>;
     ///     fn len(&self) -> usize { (self.hi - self.lo) as usize }
