@@ -27,9 +27,9 @@ pub use crate::par::iter::adapters::{
     Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Flatten, FlattenIter, Inspect, Map,
     Update,
 };
-pub use crate::par::iter::fuse::PanicFuse;
 pub use crate::par::iter::chain::Chain;
 pub use crate::par::iter::either::Either;
+pub use crate::par::iter::fuse::PanicFuse;
 pub use crate::par::iter::groups::{
     Chunks, ExponentialBlocks, FoldChunks, FoldChunksWith, UniformBlocks,
 };

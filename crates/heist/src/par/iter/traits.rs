@@ -6,11 +6,11 @@ use crate::par::collect::from_iter::{FromParallelIterator, ParallelExtend};
 use crate::par::engine::driver::{bridge_exact, IndexedProducer, Kernel};
 use crate::par::iter::adapters::*;
 use crate::par::iter::chain::Chain;
-use crate::par::iter::fuse::PanicFuse;
 use crate::par::iter::consumers::{
     self, Count, FindAny, FindEnd, ForEach, ProductOf, Reduce, ReduceWith, SumOf, TryReduce,
 };
 use crate::par::iter::either::Either;
+use crate::par::iter::fuse::PanicFuse;
 use crate::par::iter::intersperse::Intersperse;
 use crate::par::iter::into::IntoParallelIterator;
 use crate::par::iter::piece_state::{CloneOf, Fold, MapInit, MapWith, TryFold, TryFoldWith};

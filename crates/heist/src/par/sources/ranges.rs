@@ -22,9 +22,9 @@ pub struct RangeIter<T> {
 
 /// The item types of ranges, sealed: each says how its ranges are driven.
 mod sealed {
+    use super::RangeIter;
     use crate::par::engine::driver::Kernel;
     use crate::par::iter::traits::{IndexedOrNot, ProducerCallback};
-    use super::RangeIter;
 
     /// An item type of [`RangeIter`]: integers and `char`.
     pub trait RangeItem: Sized + Send {
