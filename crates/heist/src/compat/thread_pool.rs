@@ -21,8 +21,9 @@ where
 /// A pool of worker threads under rayon's name (rayon's `ThreadPool`): a [`Pool`] with
 /// rayon's methods.
 ///
-/// Dropping a `ThreadPool` does not wait for the tasks started with its `spawn`, as in
-/// rayon: its threads finish them and then end. [`Pool::barrier`] (through
+/// Dropping a `ThreadPool` waits for nothing, as in rayon: not for the tasks started with
+/// its `spawn`, nor for its threads to end (a start handler may still be running). Its
+/// threads finish the tasks and then end. [`Pool::barrier`] (through
 /// [`ThreadPool::as_pool`]) waits for them.
 pub struct ThreadPool {
     pool: Pool,
@@ -35,12 +36,15 @@ impl fmt::Debug for ThreadPool {
 }
 
 impl ThreadPool {
-    pub(crate) fn of(pool: Pool) -> ThreadPool {
+    pub(crate) fn of(mut pool: Pool) -> ThreadPool {
+        pool.set_joins_threads(false);
         ThreadPool { pool }
     }
 
     pub(crate) fn into_pool(self) -> Pool {
-        self.pool
+        let mut pool = self.pool;
+        pool.set_joins_threads(true);
+        pool
     }
 
     /// This pool's worker running on the calling thread, if there is one; for use within

@@ -63,7 +63,7 @@ struct Job<F> {
 /// Runs a detached task. Never unwinds: its panic is handed on (see `hand_on`).
 ///
 /// # Safety
-/// `data` is a `Box<Job<F>>` made by `spawn`, executed once.
+/// `data` is a `Box<Job<F>>` made by `counted`, executed once.
 unsafe fn execute<F: FnOnce(&Worker) + Send + 'static>(data: *const (), w: &Worker) {
     // SAFETY: the contract above.
     let job = unsafe { Box::from_raw(data as *mut Job<F>) };
@@ -218,6 +218,17 @@ pub(crate) fn spawn<F: FnOnce(&Worker) + Send + 'static>(registry: &Arc<Registry
         // SAFETY: `current_in` returns this thread's live worker.
         return crate::core::spawn::detached(unsafe { &*w }, f);
     }
+    registry.inject(counted(registry, f));
+}
+
+/// Posts `f` as a detached task to worker `i` of `registry` alone (its mailbox, first in,
+/// first out; `spawn_broadcast`), counted as one from outside.
+pub(crate) fn post<F: FnOnce(&Worker) + Send + 'static>(registry: &Arc<Registry>, i: usize, f: F) {
+    registry.post(i, counted(registry, f));
+}
+
+/// A detached task as a heap job, counted in flight until it ends (see `execute`).
+fn counted<F: FnOnce(&Worker) + Send + 'static>(registry: &Arc<Registry>, f: F) -> JobRef<Worker> {
     registry.detached.pending.fetch_add(1, SeqCst);
     registry.in_flight.fetch_add(1, SeqCst);
     let job = Box::new(Job {
@@ -225,8 +236,7 @@ pub(crate) fn spawn<F: FnOnce(&Worker) + Send + 'static>(registry: &Arc<Registry
         registry: Arc::clone(registry),
     });
     // SAFETY: the box lives until `execute` takes it back, once; `F` is `Send + 'static`.
-    let job = unsafe { JobRef::new(Box::into_raw(job) as *const (), execute::<F>) };
-    registry.inject(job);
+    unsafe { JobRef::new(Box::into_raw(job) as *const (), execute::<F>) }
 }
 
 /// The first panic of a detached task since the last barrier, if any.

@@ -37,8 +37,9 @@ pub(crate) struct WorkerInfo {
     /// them from the front.
     pub(crate) jobs: Mutex<VecDeque<Job>>,
     pub(crate) jobs_len: AtomicUsize,
-    /// Jobs for this worker alone (`broadcast`); never stolen.
-    pub(crate) mail: Mutex<Vec<Job>>,
+    /// Jobs for this worker alone (`broadcast`, `spawn_broadcast`), first in, first out
+    /// (rayon runs a thread's broadcasts in the order they were made); never stolen.
+    pub(crate) mail: Mutex<VecDeque<Job>>,
     pub(crate) has_mail: AtomicBool,
     /// The part of a running loop this worker offers while inside a long block.
     pub(crate) offer: crate::core::offer::OfferSlot,
@@ -131,7 +132,7 @@ impl Registry {
                 counters: Counters::default(),
                 jobs: Mutex::new(VecDeque::new()),
                 jobs_len: AtomicUsize::new(0),
-                mail: Mutex::new(Vec::new()),
+                mail: Mutex::new(VecDeque::new()),
                 has_mail: AtomicBool::new(false),
                 offer: crate::core::offer::OfferSlot::new(),
                 seat: Seat::new(),
@@ -192,10 +193,17 @@ impl Registry {
         self.infos[w].jobs_len.load(SeqCst)
     }
 
-    /// Whether no heap job is queued anywhere. Roots not yet started do not count: they
-    /// have spawned nothing a barrier waits for.
+    /// Whether worker `w` has a posted job waiting.
+    pub(crate) fn has_mail(&self, w: usize) -> bool {
+        self.infos[w].has_mail.load(SeqCst)
+    }
+
+    /// Whether no heap job is queued anywhere, posted jobs included (a `spawn_broadcast`'s
+    /// calls are detached tasks a barrier waits for). Roots not yet started do not count:
+    /// they have spawned nothing a barrier waits for.
     pub(crate) fn no_jobs_queued(&self) -> bool {
-        !self.injector_has(Roots::Excluded) && (0..self.workers()).all(|w| self.jobs_len(w) == 0)
+        !self.injector_has(Roots::Excluded)
+            && (0..self.workers()).all(|w| self.jobs_len(w) == 0 && !self.has_mail(w))
     }
 
     /// The oldest job submitted from outside that a worker under `roots` may take (see
@@ -256,7 +264,7 @@ impl Registry {
     /// is never stolen; `w` takes it up in its scheduling loop or in any wait.
     pub(crate) fn post(&self, w: usize, job: Job) {
         let info = &self.infos[w];
-        lock(&info.mail).push(job);
+        lock(&info.mail).push_back(job);
         info.has_mail.store(true, SeqCst);
         self.sleep.wake(w);
     }
@@ -268,7 +276,7 @@ impl Registry {
             return None;
         }
         let mut q = lock(&info.mail);
-        let job = q.pop();
+        let job = q.pop_front();
         info.has_mail.store(!q.is_empty(), SeqCst);
         job
     }

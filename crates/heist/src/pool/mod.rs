@@ -294,6 +294,7 @@ impl PoolBuilder {
             registry,
             threads,
             caller_helps: self.caller_helps,
+            joins_threads: true,
         })
     }
 }
@@ -388,6 +389,9 @@ pub struct Pool {
     threads: Vec<JoinHandle<()>>,
     /// See [`PoolBuilder::caller_helps`].
     caller_helps: bool,
+    /// Whether the drop, finding no work left, waits for the threads to end (see the
+    /// `Drop` impl); off for rayon's `ThreadPool`, whose drop never waits.
+    joins_threads: bool,
 }
 
 impl fmt::Debug for Pool {
@@ -525,6 +529,12 @@ impl Pool {
     pub(crate) fn caller_helps(&self) -> bool {
         self.caller_helps
     }
+
+    /// Whether the drop waits for the threads to end when no work is left (rayon's
+    /// `ThreadPool` does not: its threads may still be in their start handlers).
+    pub(crate) fn set_joins_threads(&mut self, on: bool) {
+        self.joins_threads = on;
+    }
 }
 
 impl Pool {
@@ -589,7 +599,8 @@ fn join(threads: Vec<JoinHandle<()>>) {
 /// a task may itself wait for the dropping thread. The workers run every task still
 /// queued and then stop. With none left, the drop stops the workers at once and waits
 /// for the threads it started itself to end (their exit handlers included); otherwise
-/// they end by themselves. [`Pool::barrier`] before the drop waits for the tasks.
+/// they end by themselves. [`Pool::barrier`] before the drop waits for the tasks. (A
+/// [`ThreadPool`](crate::ThreadPool)'s drop, as rayon's, does not wait for the threads.)
 ///
 /// A detached panic that no barrier re-raised (and no panic handler took) is re-raised
 /// here, outside the pool; if the thread is already panicking it is dropped instead. A
@@ -602,7 +613,8 @@ impl Drop for Pool {
         // Inside one of its own tasks no panic can be re-raised to the owner.
         let kept = crate::core::detached::close(&self.registry, !inside);
         let own_threads = threads.len() == self.registry.workers();
-        if !inside && crate::core::detached::settle(&self.registry, own_threads) {
+        let wait = !inside && self.joins_threads;
+        if wait && crate::core::detached::settle(&self.registry, own_threads) {
             join(threads);
         }
         // Otherwise the handles are dropped: the threads detach and end by themselves.

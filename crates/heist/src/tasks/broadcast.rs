@@ -145,32 +145,33 @@ where
     crate::pool::with_registry(|r| run(r, op))
 }
 
-/// Spawns a task that runs `op` once on every worker of `registry` (see
-/// [`spawn_broadcast`]). Each panic in `op` is handed on as a spawned task's own.
+/// Posts one call of `op` to every worker of `registry` (see [`spawn_broadcast`]): each
+/// is a detached task in that worker's mailbox, behind the broadcasts posted before it.
 pub(crate) fn spawn_in<OP>(registry: &Arc<Registry>, op: OP)
 where
     OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
 {
-    crate::core::detached::spawn(registry, move |w| {
-        let r = w.registry();
-        run(r, |cx| {
-            if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| op(cx))) {
-                crate::core::detached::spawn(r, move |_| panic::resume_unwind(p));
-            }
+    let op = Arc::new(op);
+    for i in 0..registry.workers() {
+        let op = Arc::clone(&op);
+        crate::core::detached::post(registry, i, move |w| {
+            op(BroadcastContext {
+                index: w.index(),
+                workers: w.workers(),
+                _worker: PhantomData,
+            })
         });
-    })
+    }
 }
 
 /// Runs `op` once on every worker of the current pool (the global pool off a worker), and
 /// returns at once (rayon's `spawn_broadcast`).
 ///
-/// A panic in any call goes to the pool's panic handler, one call at a time, as a panic
-/// in [`spawn`](crate::spawn) does (without a handler, see there). A pool's barrier waits
+/// Each call is a detached task queued for its worker alone, behind the broadcasts made
+/// before it, so that a later [`broadcast`] finds them done, as in rayon. A panic in any
+/// call goes to the pool's panic handler, one call at a time, as a panic in
+/// [`spawn`](crate::spawn) does (without a handler, see there). A pool's barrier waits
 /// for the calls; its drop does not.
-///
-/// **Difference from rayon:** the calls are one spawned task, which runs its own worker's
-/// call and then waits, working on other tasks meanwhile, until every worker has run its
-/// call.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicUsize, Ordering};

@@ -144,6 +144,7 @@ impl Peer for Worker {
             && !super::park::handed_something(self)
             && super::state(self).lifeline.get().is_none()
             && r.jobs_len(self.index()) == 0
+            && !r.has_mail(self.index())
             && (self.index() as u32 != MANAGER || !r.injector_has(Roots::Excluded))
     }
 
