@@ -340,7 +340,7 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    start(producer, kernel, false)
+    start::<P, K, false>(producer, kernel)
 }
 
 /// [`bridge`] for a producer whose lengths are exact (indexed, or a 128-bit range), which
@@ -350,33 +350,47 @@ where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    start(producer, kernel, true)
+    start::<P, K, true>(producer, kernel)
 }
 
-fn start<P, K>(producer: P, kernel: &K, exact: bool) -> K::Output
+/// Whether the loop folds from its end is known where it is compiled, so that a loop
+/// compiles only the path it takes (a loop is instantiated per iterator type, and the
+/// paths are large).
+fn start<P, K, const EXACT: bool>(producer: P, kernel: &K) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    let back = exact && K::FROM_BACK;
+    if EXACT && K::FROM_BACK {
+        begin::<P, K, true>(producer, kernel)
+    } else {
+        begin::<P, K, false>(producer, kernel)
+    }
+}
+
+fn begin<P, K, const BACK: bool>(producer: P, kernel: &K) -> K::Output
+where
+    P: Producer,
+    K: Kernel<P::Item>,
+{
     // SAFETY: the reference is dropped before this call returns.
     if let Some(w) = unsafe { worker::current() } {
-        return run_on(w, producer, kernel, back);
+        return run_on::<P, K, BACK>(w, producer, kernel);
     }
     let pool = outside_pool();
     // The caller's own fold has no piece bound (`with_max_len`), nor an end to start at.
-    if pool.caller_helps() && !back && len_bounds(&producer).1 >= producer.len() {
+    if !BACK && pool.caller_helps() && len_bounds(&producer).1 >= producer.len() {
         return from_outside::outside(pool, producer, kernel);
     }
-    pool.run(|w| run_on(w, producer, kernel, back))
+    pool.run(|w| run_on::<P, K, BACK>(w, producer, kernel))
 }
 
-fn run_on<P, K>(w: &Worker, producer: P, kernel: &K, back: bool) -> K::Output
+fn run_on<P, K, const BACK: bool>(w: &Worker, producer: P, kernel: &K) -> K::Output
 where
     P: Producer,
     K: Kernel<P::Item>,
 {
-    if back {
+    if BACK {
         let cap = eager_cap::<P, K>(w, &producer);
         bounded(
             w,
