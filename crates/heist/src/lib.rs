@@ -219,8 +219,8 @@
 //! - `stats`: per-worker event counters (steals, leaps, splits, sleeps, ...), read with
 //!   [`Pool::stats`]; [`STATS_ENABLED`] says whether the build counts. Zero cost when off.
 //! - `hashbrown`: `par_iter` over hashbrown's `HashTable`, split by bucket ranges.
-//! - `either`: [`iter::Either`] is the `either` crate's type (as rayon's is) instead of
-//!   heist's own.
+//!
+//! [`iter::Either`] is the `either` crate's type (as rayon's is), the one dependency.
 //!
 //! ```
 //! let pool = heist::Pool::builder().workers(2).build()?;
