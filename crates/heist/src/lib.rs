@@ -220,7 +220,8 @@
 //!   [`Pool::stats`]; [`STATS_ENABLED`] says whether the build counts. Zero cost when off.
 //! - `hashbrown`: `par_iter` over hashbrown's `HashTable`, split by bucket ranges.
 //!
-//! [`iter::Either`] is the `either` crate's type (as rayon's is), the one dependency.
+//! [`iter::Either`] is the `either` crate's type (as rayon's is): the one dependency that
+//! is not optional.
 //!
 //! ```
 //! let pool = heist::Pool::builder().workers(2).build()?;
