@@ -500,7 +500,7 @@ impl Worker {
                 false
             } else {
                 // A broadcast may be what the thief waits for.
-                self.run_mail() || attempt(thief - 1)
+                self.run_mail() || attempt(Slot::thief_index(thief))
             };
             if found {
                 stat!(self.counters(), leaps);
