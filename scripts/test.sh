@@ -14,12 +14,6 @@ bash scripts/install-cpp-peers.sh || say "C++ peers not installed: the harness's
 say "MPI's packages (scripts/install-mpi.sh)"
 bash scripts/install-mpi.sh || say "MPI not installed: heist-mpi's tests will be skipped"
 
-# Debug builds' frames are several times larger than release's, and a tree loop's chain of
-# leapfrogs between two of `Worker::deep`'s checks has outgrown std's 2 MiB thread stack
-# there (par_semantics, a_tree_loop_gives_the_sequential_results; an open fault, listed in
-# PROTOCOLS.md). Threads the tests start without a stack size get 16 MiB until it is fixed.
-export RUST_MIN_STACK="${RUST_MIN_STACK:-16777216}"
-
 say "cargo test --workspace"
 cargo test --workspace "$@"
 

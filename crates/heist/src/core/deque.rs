@@ -530,11 +530,29 @@ impl<H: Home> Owner<H> {
             .store(Self::slot_ptr(top.addr()).cast_mut(), Relaxed);
         light_fence();
         if top >= gate.floor.load(Relaxed).cast_const() {
-            debug_assert_eq!(head.cast_const(), top.wrapping_add(1));
+            debug_assert!(Self::spent_between(top, head));
             return true;
         }
         self.restore_head(head);
         false
+    }
+
+    /// Whether every slot above `top` and below `head` is spent: a spawned task its owner
+    /// ran in place, or a claimed slot whose scope has ended (PROTOCOLS.md, "Spawned
+    /// tasks in the deque", rule 2). The pop of `top` drops those with `head`; anything
+    /// else there keeps the floor above `top`. For debug assertions.
+    fn spent_between(top: *const Slot, head: *const Slot) -> bool {
+        use crate::core::task::Kind;
+        let mut s = top.wrapping_add(1);
+        while s < head {
+            // SAFETY: `s` lies between a popped slot and `head` of the owner's own deque:
+            // a filled slot whose entry only the owner writes.
+            if !matches!(unsafe { (*s).kind() }, Kind::Ran | Kind::Claimed) {
+                return false;
+            }
+            s = s.wrapping_add(1);
+        }
+        true
     }
 
     /// Puts `head` back after a fast pop that found the gate down.

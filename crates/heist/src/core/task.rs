@@ -23,6 +23,12 @@ pub(crate) const PAYLOAD_BYTES: usize = 48;
 /// `Slot::thief` value once a thief has finished the job and written its result.
 pub(crate) const DONE: usize = usize::MAX;
 
+/// Set in `Slot::thief`, beside the thief's index + 1, while a relay hand-out is not yet
+/// started: whoever starts the slot first runs it (`Slot::start_handed`), be it the thief
+/// it went to, a worker that took a proxy of it, or its owner, which takes it back
+/// rather than wait for a thief that is busy elsewhere (PROTOCOLS.md, "Hand-outs").
+pub(crate) const HANDED: usize = 1 << (usize::BITS - 2);
+
 /// A caught panic, carried to whoever joins the task.
 pub(crate) type Panic = Box<dyn Any + Send + 'static>;
 
@@ -199,7 +205,8 @@ const RAN: Entry = Entry {
 /// One task descriptor, one cache line.
 #[repr(C, align(64))]
 pub(crate) struct Slot {
-    /// 0: not stolen (or not yet claimed); `DONE`: result ready; else thief index + 1.
+    /// 0: not stolen (or not yet claimed); `DONE`: result ready; else thief index + 1,
+    /// with `HANDED` set while a relay hand-out waits to be started.
     pub(crate) thief: AtomicUsize,
     entry: RaceCell<Option<&'static Entry>>,
     payload: RaceCell<MaybeUninit<[u64; PAYLOAD_BYTES / 8]>>,
@@ -292,6 +299,31 @@ impl Slot {
             self.payload
                 .with_mut(|p| ptr::write(p.cast::<P>(), payload));
         }
+    }
+
+    /// Hands the slot to worker `thief` (relay), not yet started. Release: whoever starts
+    /// it (`start_handed`) sees the job the owner wrote.
+    pub(crate) fn hand_to(&self, thief: usize) {
+        self.thief.store(HANDED | (thief + 1), Ordering::Release);
+    }
+
+    /// Starts a handed-out slot on worker `me`: true if it was handed and nobody started
+    /// it, and then `me` is its thief. A stale hand-out (a batch whose slots were taken
+    /// back and reused) starts only a slot handed out again, which is as good: each
+    /// hand-out is started once, by one worker.
+    pub(crate) fn start_handed(&self, me: usize) -> bool {
+        let v = self.thief.load(Ordering::Relaxed);
+        v != DONE
+            && v & HANDED != 0
+            && self
+                .thief
+                .compare_exchange(v, me + 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+    }
+
+    /// The worker index in a `thief` value that is neither 0 nor `DONE`.
+    pub(crate) fn thief_index(v: usize) -> usize {
+        (v & !HANDED) - 1
     }
 
     /// A thief's last touch of a slot: write the job's outcome over it and mark it done.

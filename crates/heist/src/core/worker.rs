@@ -233,11 +233,34 @@ fn stack_bounds() -> Option<(usize, usize)> {
     None
 }
 
-/// The address of a local of the caller's frame (approximately the stack pointer).
+/// The stack pointer: read from the register where the architecture is known, since a
+/// local's address is not on the thread's stack under AddressSanitizer (its fake stacks);
+/// elsewhere the address of a local of the caller's frame.
 #[inline(always)]
 pub(crate) fn stack_here() -> usize {
-    let x = 0u8;
-    std::hint::black_box(&x) as *const u8 as usize
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        let sp: usize;
+        // SAFETY: copies the stack pointer into a register; reads no memory, writes none.
+        unsafe {
+            std::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags))
+        };
+        sp
+    }
+    #[cfg(all(target_arch = "aarch64", not(miri)))]
+    {
+        let sp: usize;
+        // SAFETY: as above.
+        unsafe {
+            std::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags))
+        };
+        sp
+    }
+    #[cfg(any(miri, not(any(target_arch = "x86_64", target_arch = "aarch64"))))]
+    {
+        let x = 0u8;
+        std::hint::black_box(&x) as *const u8 as usize
+    }
 }
 
 /// How far below the stack pointer an address that aliases the owner's words (modulo
@@ -289,8 +312,7 @@ impl Worker {
     /// more work from others while it waits (it still answers thieves, and runs what it
     /// was sent and its own tasks): every task taken up in a wait runs nested in it, and a
     /// chain of waits, each for a task stolen back by the other side, could otherwise
-    /// outgrow the stack. False where the stack is unknown, or the caller's frame is not
-    /// on it (AddressSanitizer's fake stacks).
+    /// outgrow the stack. False where the stack is unknown.
     pub(crate) fn deep(&self) -> bool {
         let (lo, hi) = self.stack;
         let here = stack_here();
@@ -535,7 +557,7 @@ impl Worker {
                 false
             } else {
                 // A broadcast may be what the thief waits for.
-                self.run_mail() || attempt(thief - 1)
+                self.run_mail() || attempt(Slot::thief_index(thief))
             };
             if found {
                 stat!(self.counters(), leaps);

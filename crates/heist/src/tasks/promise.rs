@@ -167,8 +167,8 @@ where
     *join_pushed::<B, Box<R>>(w, slot, on_top)
 }
 
-/// Finishes a task that is not on top: runs it here if no thief has it, else waits for
-/// its thief; either way the slot is left claimed for the pop that reaches it.
+/// Finishes a task that is not on top: runs it here if no thief has it (or its relay
+/// thief has not begun it), else waits for its thief; either way the slot is left claimed for the pop that reaches it.
 #[cold]
 #[inline(never)]
 fn join_in_place<B, R>(w: &Worker, slot: &Slot) -> std::thread::Result<R>
@@ -188,6 +188,12 @@ where
         };
         drop(held);
         return Ok(job(w));
+    }
+    if slot.start_handed(w.index()) {
+        // SAFETY: `start_handed` made this worker the thief of a relay hand-out that its
+        // thief had not begun; the job was put with context `Worker`. It writes the
+        // outcome and `DONE`, read below.
+        unsafe { slot.run_stolen(w) };
     }
     w.wait_until(|| slot.thief.load(Acquire) == DONE);
     // SAFETY: `DONE` was read with acquire ordering; the thief wrote the outcome of the

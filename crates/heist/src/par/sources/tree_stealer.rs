@@ -81,7 +81,9 @@ impl<T> Copy for Entry<'_, T> {}
 
 /// A piece of a tree loop: the path of pending work (bottom first, top last).
 pub(crate) struct Stealer<'a, T> {
-    path: [Option<Entry<'a, T>>; MAX_HEIGHT + 1],
+    /// Boxed: a piece is moved and copied in every frame of a split (the driver's `cut`,
+    /// `join`), and a kilobyte in each of them overflowed a debug build's stack.
+    path: Box<[Option<Entry<'a, T>>; MAX_HEIGHT + 1]>,
     len: usize,
     /// The tree's size, for the bounds.
     n: usize,
@@ -108,7 +110,7 @@ impl<'a, T> Stealer<'a, T> {
 
     fn empty(n: usize) -> Self {
         Stealer {
-            path: [None; MAX_HEIGHT + 1],
+            path: Box::new([None; MAX_HEIGHT + 1]),
             len: 0,
             n,
             budget: 0,

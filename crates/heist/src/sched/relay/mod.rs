@@ -24,6 +24,8 @@ mod loom_channel;
 #[cfg(all(test, loom))]
 mod loom_gate;
 #[cfg(all(test, loom))]
+mod loom_handout;
+#[cfg(all(test, loom))]
 mod loom_offer;
 #[cfg(all(test, loom))]
 mod loom_termination;
@@ -274,8 +276,19 @@ impl Schedule for Relay {
 
     /// Asks the thief first (a request to the last victim), like Lace's leapfrogging,
     /// handling requests meanwhile.
+    /// A hand-out that no thief has started yet is taken back and run here instead: its
+    /// thief may be busy with other work for as long as that takes (PROTOCOLS.md,
+    /// "Hand-outs").
     fn await_stolen(&self, w: &Worker, slot: &Slot) {
-        w.wait_for_thief(slot, |thief| steal(w, thief));
+        if slot.start_handed(w.index()) {
+            // As a thief runs it: in a frame that drains what it leaves (a spawned task
+            // leaves its children), so that the pop below finds `slot` on top.
+            // SAFETY: `start_handed` made this worker the slot's thief; the job was put
+            // with context `Worker`.
+            w.run_taken(|| unsafe { slot.run_stolen(w) });
+        } else {
+            w.wait_for_thief(slot, |thief| steal(w, thief));
+        }
         w.owner().pop_handed_out();
     }
 
@@ -569,8 +582,7 @@ fn give(w: &Worker, thief: u32, k: u32) {
     crate::core::trace::with_depth(w, EventKind::Answer, Some(thief as usize), k as usize);
     for i in 0..k as usize {
         // SAFETY: the `k` slots from `first` were just handed out and are live.
-        let slot = unsafe { &*first.add(i) };
-        slot.thief.store(thief as usize + 1, Relaxed);
+        unsafe { &*first.add(i) }.hand_to(thief as usize);
     }
     let r = w.registry();
     let batch = Batch {
@@ -768,13 +780,16 @@ fn run_range(w: &Worker, first: Proxy, count: u32, watch: Watch) {
     );
 }
 
-/// Runs a slot of another worker's deque and marks it done.
+/// Runs a slot of another worker's deque and marks it done, unless someone started it
+/// first (its owner took it back: `Relay::await_stolen`).
 ///
 /// # Safety
-/// The caller holds the right to run `slot` (it came in a batch).
+/// `slot` came in a batch (or a proxy of one): a slot of a deque the registry keeps.
 unsafe fn run_remote(w: &Worker, slot: &Slot) {
-    slot.thief.store(w.index() + 1, Relaxed);
-    // SAFETY: the caller's contract; every slot of a worker's deque is put with context
+    if !slot.start_handed(w.index()) {
+        return;
+    }
+    // SAFETY: `start_handed` made this worker the slot's thief; every slot of a worker's deque is put with context
     // `Worker` (`Worker::join`, `crate::tasks::promise`); `run_stolen` publishes the outcome with
     // `DONE`.
     unsafe { slot.run_stolen(w) }
@@ -784,6 +799,6 @@ unsafe fn run_remote(w: &Worker, slot: &Slot) {
 #[derive(Clone, Copy)]
 struct Proxy(*const Slot);
 
-// SAFETY: the slot lives in the registry and the proxy is the only holder of the right to
-// run it.
+// SAFETY: the slot lives in the registry, and only the worker that starts it
+// (`Slot::start_handed`) runs it.
 unsafe impl Send for Proxy {}

@@ -94,9 +94,7 @@ fn hand_to_parked(w: &Worker, thief: u32, word: usize) {
     crate::core::trace::with_depth(w, EventKind::Answer, Some(thief as usize), k as usize);
     for i in 0..k as usize {
         // SAFETY: the `k` slots from `first` were just handed out and are live.
-        unsafe { &*first.add(i) }
-            .thief
-            .store(thief as usize + 1, Relaxed);
+        unsafe { &*first.add(i) }.hand_to(thief as usize);
     }
     lock(&relay(w).workers[thief as usize].handed).push(Batch {
         first,
@@ -170,9 +168,7 @@ pub(super) fn lifeline(relay: &Relay, w: &Worker, victim: usize) -> bool {
     for i in 0..count as usize {
         // SAFETY: the lifeline gave us the `count` slots from `first`, live in the
         // victim's deque, which the registry keeps.
-        unsafe { &*first.add(i) }
-            .thief
-            .store(w.index() + 1, Relaxed);
+        unsafe { &*first.add(i) }.hand_to(w.index());
     }
     l.lifeline.set(Some(Batch {
         first,
