@@ -275,10 +275,9 @@ impl Schedule for Relay {
     }
 
     /// Asks the thief first (a request to the last victim), like Lace's leapfrogging,
-    /// handling requests meanwhile.
-    /// A hand-out that no thief has started yet is taken back and run here instead: its
-    /// thief may be busy with other work for as long as that takes (PROTOCOLS.md,
-    /// "Hand-outs").
+    /// handling requests meanwhile. A hand-out that no thief has started yet is taken
+    /// back and run here instead: its thief may be busy with other work for as long as
+    /// that takes (PROTOCOLS.md, "Hand-outs").
     fn await_stolen(&self, w: &Worker, slot: &Slot) {
         if slot.start_handed(w.index()) {
             // As a thief runs it: in a frame that drains what it leaves (a spawned task
