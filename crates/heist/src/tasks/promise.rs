@@ -168,7 +168,8 @@ where
 }
 
 /// Finishes a task that is not on top: runs it here if no thief has it (or its relay
-/// thief has not begun it), else waits for its thief; either way the slot is left claimed for the pop that reaches it.
+/// thief has not begun it), else waits for its thief; either way the slot is left
+/// claimed for the pop that reaches it.
 #[cold]
 #[inline(never)]
 fn join_in_place<B, R>(w: &Worker, slot: &Slot) -> std::thread::Result<R>
