@@ -673,12 +673,14 @@ where
 /// left to serve (relay: each request was an update, or came from a thief that took an
 /// offer since), it answers them and gives `None`: the owner's loop goes on with its
 /// piece. Splitting for no one instead would go on in a new frame per empty request,
-/// with nothing to bound them.
+/// with nothing to bound them. A worker past half its stack does not split either: the
+/// owner goes on with its lower part one frame deeper per split, and a tree's uneven
+/// splits nested 30 deep overflowed std's 2 MiB stack in a debug build under ASan.
 #[cold]
 #[inline(never)]
 pub(super) fn thieves(w: &Worker) -> Option<(demand::Waiting<'_>, usize)> {
     let waiting = demand::waiting(w);
-    let ways = waiting.ways();
+    let ways = if w.deep() { 1 } else { waiting.ways() };
     stat!(w.counters(), splits, ways >= 2);
     if ways < 2 {
         waiting.answer();
