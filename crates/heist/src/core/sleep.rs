@@ -18,8 +18,15 @@ use std::time::Duration;
 
 /// Steal rounds spent spinning before an idle worker starts yielding.
 pub(crate) const SPIN_ROUNDS: u32 = 64;
-/// Rounds spent yielding before it sleeps.
+/// Rounds spent yielding before it sleeps, at least.
 pub(crate) const YIELD_ROUNDS: u32 = 16;
+/// How long, at least, an idle worker yields before it sleeps. Waking a sleeper onto an
+/// idle CPU took 30–55 µs on the 2-core VMs here (a plain condvar wake-up between two
+/// threads pinned apart), against 5 µs for one that lands on its waker's CPU. A worker
+/// that slept after its 16 yields (about 10 µs) paid that at every parallel call a
+/// program makes from sequential code, rayon-demo's `life` 100 times a run. Yielding
+/// costs a CPU nothing another thread wants, and an idle pool still sleeps after this.
+pub(crate) const YIELD_FOR: Duration = Duration::from_micros(100);
 
 struct Parker {
     woken: Mutex<bool>,

@@ -7,7 +7,7 @@ use crate::core::deque::{Deque, Home, Owner, Pop};
 use crate::core::frame::{Frame, Frames, Roots};
 use crate::core::latch::Latch;
 use crate::core::registry::{Registry, WorkerInfo};
-use crate::core::sleep::{SPIN_ROUNDS, YIELD_ROUNDS};
+use crate::core::sleep::{SPIN_ROUNDS, YIELD_FOR, YIELD_ROUNDS};
 use crate::core::stats::{stat, Stopwatch};
 use crate::core::task::{self, JobRef, Slot, DONE};
 use crate::core::trace::EventKind;
@@ -20,7 +20,7 @@ use std::ptr;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A heap job, run by a worker.
 pub(crate) type Job = JobRef<Worker>;
@@ -53,6 +53,8 @@ pub struct Worker {
     /// A victim to try before a random one: the worker that woke this one to share, or
     /// whose tasks a lifeline of this one reached.
     hint: Cell<Option<usize>>,
+    /// When its current back-off started yielding (`back_off`).
+    yielding_since: Cell<Option<Instant>>,
     /// Its trace buffer (`crate::trace`).
     #[cfg(feature = "trace")]
     trace: crate::core::trace::Log,
@@ -178,6 +180,7 @@ fn seat(keep: &Registry, registry: Arc<Registry>, index: usize) -> &Worker {
             offers: Default::default(),
             spawn_counts: keep.spawns.of(index),
             hint: Cell::new(None),
+            yielding_since: Cell::new(None),
             #[cfg(feature = "trace")]
             trace: crate::core::trace::Log::new(),
             _not_send: PhantomData,
@@ -683,7 +686,7 @@ impl Worker {
             for _ in 0..(1 << (idle / 16).min(6)) {
                 std::hint::spin_loop();
             }
-        } else if idle < SPIN_ROUNDS + YIELD_ROUNDS {
+        } else if self.yields_on(idle) {
             std::thread::yield_now();
         } else {
             stat!(self.counters(), sleeps);
@@ -713,6 +716,19 @@ impl Worker {
                 self.hint.set(Some(v));
             }
         }
+    }
+
+    /// Whether round `idle` of a back-off yields rather than sleeps: for `YIELD_ROUNDS`
+    /// rounds, and then until `YIELD_FOR` has passed since the first.
+    fn yields_on(&self, idle: u32) -> bool {
+        if idle == SPIN_ROUNDS {
+            self.yielding_since.set(Some(Instant::now()));
+        }
+        idle < SPIN_ROUNDS + YIELD_ROUNDS
+            || self
+                .yielding_since
+                .get()
+                .is_some_and(|t| t.elapsed() < YIELD_FOR)
     }
 
     /// A sleeper's last look for work whose owner may not come back to the runtime
