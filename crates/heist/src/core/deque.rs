@@ -41,8 +41,8 @@ const PROD: u64 = 1 << 63;
 const FLAGS: u64 = LOCK | PROD;
 /// `split` takes the 30 bits below the flags; capacities stay below `1 << 30`.
 const SPLIT_MASK: u32 = (1 << 30) - 1;
-/// Slots past the task slots: the mark's, and one more that nothing takes (kept so
-/// that a lifeline's clamp of `head` and the array's size stay as the models check them).
+/// Slots past the task slots: the mark's, and one for a `join` that finds a mark there
+/// (`Owner::join_slot`).
 pub(crate) const SPARES: usize = 2;
 
 fn pack(tail: u32, split: u32) -> u64 {
@@ -109,7 +109,8 @@ impl Deque {
 
     /// A deque of `capacity` slots (less than `SPLIT_MASK`), and [`SPARES`] more: one that
     /// only a scope's mark may keep (`Owner::mark_slot`), so that a full deque still takes
-    /// one, and one spare; or the allocation that failed. Outside loom the slots are not
+    /// one, and room for the push of a `join` that finds the deque full
+    /// (`Owner::join_slot`); or the allocation that failed. Outside loom the slots are not
     /// written: the system backs the array only as deep as the deque is used.
     pub(crate) fn try_new(capacity: usize) -> Result<Deque, crate::core::mem::NoMemory> {
         assert!(capacity < SPLIT_MASK as usize);
@@ -194,8 +195,9 @@ impl Deque {
         !self.allstolen.load(Relaxed) && tail < split
     }
 
-    /// The owner's `head`, as an index, at most the mark's slot's: a mark there is
-    /// nothing to run, so a lifeline does not reach it.
+    /// The owner's `head`, as an index, at most the first spare slot's: a task in a
+    /// spare slot is about to go back to its `join` (`Owner::join_slot`), and a mark there
+    /// is nothing to run, so a lifeline reaches neither.
     fn head_index(&self) -> u32 {
         let head = self.gate.0.head.load(Acquire);
         let index = (head.addr() - self.start().addr()) / mem::size_of::<Slot>();
@@ -469,6 +471,38 @@ impl<H: Home> Owner<H> {
         let head = self.head();
         // SAFETY: below `end`, `head` points into the slot array.
         (head < self.end).then(|| unsafe { &*head })
+    }
+
+    /// The slot a `join`'s push writes: `head`, without a look at the end. `head` is at
+    /// most one past the mark's slot, so this is a slot of the array: a spare one if the
+    /// deque is full. `advance` then reports slow-path work, and the `join` takes its
+    /// task back out of a spare slot (`is_spare`) and runs it inline; no one else reads a
+    /// spare slot (`Deque::head_index`). One compare less on `join`'s path than
+    /// `fast_slot`.
+    #[inline(always)]
+    pub(crate) fn join_slot(&self) -> &Slot {
+        let head = self.head();
+        debug_assert!(head <= self.end.wrapping_add(1));
+        // SAFETY: `head <= end + 1` (pushes through `fast_slot` and `next_slot` stop at
+        // `end`, `mark_slot` at `end + 1`, and a `join` that wrote a spare slot puts
+        // `head` back), and the array holds `SPARES` = 2 slots from `end` on.
+        unsafe { &*head }
+    }
+
+    /// Whether `slot` is a spare slot, past the task slots (see `join_slot`).
+    #[inline]
+    pub(crate) fn is_spare(&self, slot: &Slot) -> bool {
+        (slot as *const Slot) >= self.end
+    }
+
+    /// Puts `head` back at `slot` after a `join` took its task back out of that spare
+    /// slot: the push is undone.
+    pub(crate) fn unpush_spare(&self, slot: &Slot) {
+        debug_assert!(self.is_spare(slot));
+        self.gate().head.store(
+            Self::slot_ptr((slot as *const Slot).addr()).cast_mut(),
+            Release,
+        );
     }
 
     /// Completes a fast-path push of `slot`, the one `fast_slot` returned: publishes

@@ -163,19 +163,25 @@ where
         }
     }
 
-    /// Pushes task `id` like `Worker::join`: writes the slot, publishes `head`, then looks
-    /// at the gate and calls `push_slow` if it is raised. Returns `None` if the deque was
-    /// full and the task ran inline, else whether `push_slow` ran.
+    /// Pushes task `id` like `Worker::join`: writes the slot at `head` (a spare one if the
+    /// deque is full), publishes `head`, then looks at the gate; takes the task back out of
+    /// a spare slot and runs it inline, else calls `push_slow` if the gate is raised.
+    /// Returns `None` if the deque was full and the task ran inline, else whether
+    /// `push_slow` ran.
     fn push(&mut self, id: usize) -> Option<bool> {
         let job = (self.make)(Arc::clone(&self.runs), id);
-        let Some(slot) = self.owner.fast_slot() else {
-            assert_eq!(job(&()), expected(id));
-            return None;
-        };
+        let slot = self.owner.join_slot();
         // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and the
         // job fits (checked in `new`).
         unsafe { slot.put::<(), B, u64>(job) };
         let slow = self.owner.advance(slot);
+        if slow && self.owner.is_spare(slot) {
+            // SAFETY: nobody but the owner reads a spare slot; it holds the job just put.
+            let job = unsafe { slot.take::<B, u64>() };
+            self.owner.unpush_spare(slot);
+            assert_eq!(job(&()), expected(id));
+            return None;
+        }
         if slow {
             self.push_slow();
         }
@@ -911,4 +917,64 @@ fn loom_lifeline_relay_races_the_owners_pops() {
         }
     });
     cov.check(&["had a lifeline take a private task"]);
+}
+
+/// A full deque: the owner's `join` pushes into a spare slot, takes the task back and
+/// runs it inline, while a sleeper reaches the task below it and then makes a lifeline
+/// again, with `split` already over that task: Lace steals the published task first,
+/// relay's sleeper makes two lifelines. Neither lifeline reaches the spare slot: every
+/// task runs once, the spare one on the owner. Without the clamp in
+/// `Deque::head_index`, both models fail.
+fn spare_slot_under_a_lifeline(relay: bool, cov: &Arc<Coverage>) {
+    let c = Arc::clone(cov);
+    model(move || {
+        let _ = lifelines_taken();
+        let shape = Shape {
+            capacity: 1,
+            tasks: 2,
+            thieves: 1,
+            attempts: 1,
+        };
+        let thief = if relay {
+            lifelines_relay
+        } else {
+            steal_then_lifeline
+        };
+        run_model_with(shape, job, relay, thief, |o| {
+            // Lace publishes task 0 (the deque starts all stolen); relay keeps it.
+            o.push(0);
+            assert_eq!(o.push(1), None, "a push onto a full deque runs inline");
+            o.pop_and_sync();
+        });
+        if lifelines_taken() > 0 {
+            c.hit(0);
+        }
+    });
+}
+
+/// A Lace sleeper that steals, then makes its last look (sign, fence, lifeline), then
+/// steals what that shared.
+fn steal_then_lifeline(place: Arc<Place>, me: usize, attempts: usize) -> usize {
+    let ran = thief(Arc::clone(&place), me, attempts);
+    ran + lifeline_lace(place, me, attempts)
+}
+
+/// A relay sleeper that makes a lifeline, runs what it took, and makes another.
+fn lifelines_relay(place: Arc<Place>, me: usize, attempts: usize) -> usize {
+    let ran = lifeline_relay(Arc::clone(&place), me, attempts);
+    ran + lifeline_relay(place, me, attempts)
+}
+
+#[test]
+fn loom_lifeline_lace_spare_slot() {
+    let cov = Arc::new(Coverage::default());
+    spare_slot_under_a_lifeline(false, &cov);
+    cov.check(&["had a lifeline reach a task"]);
+}
+
+#[test]
+fn loom_lifeline_relay_spare_slot() {
+    let cov = Arc::new(Coverage::default());
+    spare_slot_under_a_lifeline(true, &cov);
+    cov.check(&["had a lifeline reach a task"]);
 }

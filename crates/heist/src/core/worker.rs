@@ -374,11 +374,9 @@ impl Worker {
         RA: Send,
         RB: Send,
     {
-        let Some(slot) = self.owner.fast_slot() else {
-            return self.join_inline(a, b);
-        };
-        // SAFETY: `slot` is the free slot at `head`, not yet visible to thieves, and
-        // `fits::<B, RB>()` holds.
+        let slot = self.owner.join_slot();
+        // SAFETY: `slot` is the free slot at `head` (a spare one if the deque is full),
+        // not yet visible to thieves, and `fits::<B, RB>()` holds.
         unsafe { slot.put::<Worker, B, RB>(b) };
         if self.owner.advance(slot) {
             return self.join_pushed_slow::<A, B, RA, RB>(a, slot);
@@ -387,7 +385,8 @@ impl Worker {
     }
 
     /// The rest of a `join` whose push found the gate raised: the scheduler's slow push,
-    /// then `a` and the sync. Out of line, so that the fast path
+    /// then `a` and the sync; or, if the push went to a spare slot because the deque is
+    /// full, `b` back out of it and both run here. Out of line, so that the fast path
     /// keeps no registers across the slow push's call.
     #[cold]
     #[inline(never)]
@@ -398,6 +397,13 @@ impl Worker {
         RA: Send,
         RB: Send,
     {
+        if self.owner.is_spare(slot) {
+            // SAFETY: a spare slot is read by nobody but its owner (`Deque::head_index`),
+            // so it still holds the `B` just put.
+            let b = unsafe { slot.take::<B, RB>() };
+            self.owner.unpush_spare(slot);
+            return self.join_inline(a, b);
+        }
         self.push_slow();
         self.run_and_sync::<A, B, RA, RB>(a, slot)
     }
