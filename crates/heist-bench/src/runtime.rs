@@ -206,7 +206,7 @@ impl Runtime {
                     .stack_size(STACK_SIZE)
                     .start_handler(move |i| {
                         if pin {
-                            heist::affinity::pin_nth(i);
+                            crate::affinity::pin_nth(i);
                         }
                     })
                     .build()

@@ -88,7 +88,7 @@ fn summary(runtime: &str, variant: &str, mut v: Vec<f64>) -> TeamRow {
 /// `samples` latencies (µs) of a condvar wake-up of a thread asleep on another CPU, each
 /// after the waker paused `pause`; `None` with fewer than two CPUs to confine them to.
 fn wake_apart(samples: usize, pause: Duration) -> Option<Vec<f64>> {
-    let cpus = heist::affinity::allowed_cpus();
+    let cpus = crate::affinity::allowed_cpus();
     let (waker_cpu, sleeper_cpu) = (*cpus.first()?, *cpus.get(1)?);
     // The waker's instant of each wake-up, taken by the sleeper.
     let bell = Arc::new((Mutex::new(None::<Instant>), Condvar::new()));
@@ -96,7 +96,7 @@ fn wake_apart(samples: usize, pause: Duration) -> Option<Vec<f64>> {
     let sleeper = {
         let bell = bell.clone();
         std::thread::spawn(move || {
-            let confined = heist::affinity::confine_to(&[sleeper_cpu]);
+            let confined = crate::affinity::confine_to(&[sleeper_cpu]);
             let (lock, cv) = &*bell;
             for _ in 0..=samples {
                 let mut rung = lock.lock().unwrap();
@@ -110,7 +110,7 @@ fn wake_apart(samples: usize, pause: Duration) -> Option<Vec<f64>> {
         })
     };
     let waker = std::thread::spawn(move || {
-        let confined = heist::affinity::confine_to(&[waker_cpu]);
+        let confined = crate::affinity::confine_to(&[waker_cpu]);
         let (lock, cv) = &*bell;
         let mut v = Vec::with_capacity(samples + 1);
         for _ in 0..=samples {

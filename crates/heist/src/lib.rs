@@ -258,7 +258,6 @@ mod sched;
 mod tasks;
 mod team;
 
-pub use crate::core::affinity;
 pub use crate::core::stats::WorkerStats;
 pub use crate::core::trace;
 pub use crate::core::worker::Worker;

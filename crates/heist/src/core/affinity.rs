@@ -1,8 +1,7 @@
 //! Pinning threads to CPUs, as Lace does ("Lace: non-blocking split deque for
 //! work-stealing", §5), and starting woken workers on a CPU of their own. Workers pin
-//! themselves when a pool is built with [`crate::PoolBuilder::pin_workers`]; the
-//! functions here are public so that a harness or an application can give other threads
-//! (a rayon pool's, the main thread) the same placement.
+//! themselves when a pool is built with [`crate::PoolBuilder::pin_workers`]. Private, as
+//! rayon's is: placing threads that are not heist's is the application's own business.
 //!
 //! With workers free to move, Linux often starts a woken worker on the CPU of the worker
 //! that woke it, which keeps running: the woken one then waits for a scheduler tick (4 ms
@@ -22,21 +21,21 @@ use std::sync::atomic::{AtomicBool, AtomicI32};
 
 /// The CPUs the calling thread may run on, in increasing order; empty if they cannot be
 /// read, and on platforms other than Linux.
-pub fn allowed_cpus() -> Vec<usize> {
+pub(crate) fn allowed_cpus() -> Vec<usize> {
     imp::allowed()
 }
 
 /// Confines the calling thread, and the threads it starts from then on, to `cpus` (taken
 /// from [`allowed_cpus`]). Returns whether it was done: false for an empty list, a CPU
 /// the system does not have, a refusal, or a platform other than Linux.
-pub fn confine_to(cpus: &[usize]) -> bool {
+pub(crate) fn confine_to(cpus: &[usize]) -> bool {
     !cpus.is_empty() && imp::confine(cpus)
 }
 
 /// Pins the calling thread to the `n`-th CPU (wrapping around) of those it may run on,
 /// as [`crate::PoolBuilder::pin_workers`] does for worker `n`. Does nothing where CPUs
 /// cannot be listed.
-pub fn pin_nth(n: usize) {
+pub(crate) fn pin_nth(n: usize) {
     let cpus = allowed_cpus();
     if !cpus.is_empty() {
         confine_to(&[cpus[n % cpus.len()]]);

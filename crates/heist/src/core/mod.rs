@@ -3,7 +3,7 @@
 //! the worker and its scheduling loop, the state a pool's workers share, sleep, frames,
 //! spawned and detached tasks in the deque, standing offers, and the atomics they use.
 
-pub mod affinity;
+pub(crate) mod affinity;
 pub(crate) mod deque;
 pub(crate) mod detached;
 pub(crate) mod frame;

@@ -71,10 +71,11 @@ pub use crate::par::sources::walk_tree::{
 
 /// The loop driver's protocol, for making one's own collections parallel.
 ///
-/// [`Producer`] is rayon's: the producer of an indexed iterator, which
-/// [`with_producer`](super::IndexedParallelIterator::with_producer) hands to a
-/// [`ProducerCallback`]. [`UnindexedProducer`] is the producer of any iterator, the
-/// one a collection of one's own implements. (Inside the crate they are named
+/// [`Producer`](plumbing::Producer) is rayon's: the producer of an indexed iterator,
+/// which [`with_producer`](IndexedParallelIterator::with_producer) hands to a
+/// [`ProducerCallback`](plumbing::ProducerCallback).
+/// [`UnindexedProducer`](plumbing::UnindexedProducer) is the producer of any iterator,
+/// the one a collection of one's own implements. (Inside the crate they are named
 /// `IndexedProducer` and `Producer`, which compiler messages may show.)
 pub mod plumbing {
     pub use crate::par::engine::driver::IndexedProducer as Producer;
