@@ -27,7 +27,6 @@ use crate::core::registry::Registry;
 use crate::core::sync::lock;
 use crate::core::task::{self, JobRef, Panic};
 use crate::core::worker::{self, Worker};
-use crate::sched::Schedule;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::sync::atomic::{fence, AtomicBool};

@@ -18,6 +18,7 @@ mod loom_sleep;
 pub(crate) mod mem;
 pub(crate) mod offer;
 pub(crate) mod registry;
+pub(crate) mod schedule;
 pub(crate) mod sleep;
 pub(crate) mod source;
 pub(crate) mod spawn;

@@ -18,7 +18,6 @@
 use crate::core::stats::stat;
 use crate::core::sync::{AtomicPtr, AtomicU64};
 use crate::core::worker::Worker;
-use crate::sched::Schedule;
 use std::cell::Cell;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::time::{Duration, Instant};

@@ -8,12 +8,12 @@ use crate::core::deque::Deque;
 use crate::core::frame::Roots;
 use crate::core::lifecycle::Lifecycle;
 use crate::core::mem::OutOfMemory;
+use crate::core::schedule::Schedule;
 use crate::core::sleep::Sleep;
 use crate::core::source::{Source, Sources};
 use crate::core::stats::Counters;
 use crate::core::sync::lock;
 use crate::core::worker::{Job, Worker};
-use crate::sched::{Sched, Schedule, Scheduler};
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::mem::MaybeUninit;
@@ -81,7 +81,7 @@ impl Seat {
 /// The state a pool's workers share.
 pub(crate) struct Registry {
     pub(crate) infos: Box<[WorkerInfo]>,
-    pub(crate) sched: Sched,
+    pub(crate) sched: Box<dyn Schedule>,
     pub(crate) sleep: Sleep,
     /// Jobs submitted from outside.
     injector: Mutex<VecDeque<(Job, Injected)>>,
@@ -105,7 +105,7 @@ impl Registry {
     /// error that says what did not fit in memory.
     pub(crate) fn new(
         workers: usize,
-        scheduler: Scheduler,
+        sched: Box<dyn Schedule>,
         capacity: usize,
         sources: Vec<Box<dyn Source>>,
     ) -> Result<Registry, OutOfMemory> {
@@ -140,7 +140,7 @@ impl Registry {
         }
         Ok(Registry {
             infos: infos.into_boxed_slice(),
-            sched: Sched::new(scheduler, workers)?,
+            sched,
             sleep: Sleep::new(workers),
             injector: Mutex::new(VecDeque::new()),
             injected: AtomicUsize::new(0),

@@ -29,7 +29,6 @@ use crate::core::registry::Registry;
 use crate::core::sync::Padded;
 use crate::core::task::{self, Context, Entry, Kind, Panic, Slot};
 use crate::core::worker::Worker;
-use crate::sched::Schedule;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Acquire, Ordering::Release};
 

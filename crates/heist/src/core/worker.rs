@@ -1,17 +1,17 @@
 //! The per-thread worker context and its scheduling loop: `join` (SPAWN and SYNC of
 //! "Lace: non-blocking split deque for work-stealing", §4), waiting for a stolen task,
 //! looking for work, and the idle back-off that ends in sleep. Where the schedulers
-//! differ, the worker asks the seam (`sched/mod.rs`).
+//! differ, the worker asks the seam (`core/schedule.rs`).
 
 use crate::core::deque::{Deque, Home, Owner, Pop};
 use crate::core::frame::{Frame, Frames, Roots};
 use crate::core::latch::Latch;
 use crate::core::registry::{Registry, WorkerInfo};
+use crate::core::schedule::Schedule;
 use crate::core::sleep::{SPIN_ROUNDS, YIELD_FOR, YIELD_ROUNDS};
 use crate::core::stats::{stat, Stopwatch};
 use crate::core::task::{self, JobRef, Slot, DONE};
 use crate::core::trace::EventKind;
-use crate::sched::{Sched, Schedule};
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::mem::{self, offset_of};
@@ -896,8 +896,8 @@ impl Worker {
 
     /// The scheduler of this worker's pool.
     #[inline]
-    pub(crate) fn sched(&self) -> &Sched {
-        &self.registry.sched
+    pub(crate) fn sched(&self) -> &dyn Schedule {
+        &*self.registry.sched
     }
 }
 

@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 use team_reduce::sources;
 
 pub(crate) use crate::core::registry::Registry;
-pub use crate::sched::Scheduler;
+pub use crate::core::schedule::Scheduler;
 use std::thread::JoinHandle;
 
 /// The largest deque capacity a builder accepts (slots of 64 bytes: 4 GiB of address
@@ -257,11 +257,13 @@ impl PoolBuilder {
         // A relay worker answers steal requests at its pushes and pops, which an adopted
         // thread makes only inside heist's calls: under relay every worker is started.
         let adopt = self.adopt && scheduler == Scheduler::Lace;
-        let mut registry = Registry::new(workers, scheduler, self.capacity, sources(workers))
-            .map_err(|e| BuildError::OutOfMemory {
-                what: e.what,
-                bytes: e.bytes,
-            })?;
+        let out_of_memory = |e: crate::core::mem::OutOfMemory| BuildError::OutOfMemory {
+            what: e.what,
+            bytes: e.bytes,
+        };
+        let sched = crate::sched::build(scheduler, workers).map_err(out_of_memory)?;
+        let mut registry = Registry::new(workers, sched, self.capacity, sources(workers))
+            .map_err(out_of_memory)?;
         registry.detached.handler = self.panic_handler.take();
         registry.lifecycle = std::mem::take(&mut threads.lifecycle);
         let registry = Arc::new(registry);

@@ -8,11 +8,11 @@
 use crate::core::deque::Steal;
 use crate::core::deque::{Held, Pop, Reach};
 use crate::core::registry::{Injected, Registry};
+use crate::core::schedule::{Schedule, Scheduler};
 use crate::core::task::Slot;
 use crate::core::trace::EventKind;
 use crate::core::worker::InWorkerSeat;
 use crate::core::worker::{Job, Worker};
-use crate::sched::Schedule;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
@@ -47,6 +47,14 @@ fn shared(more: bool, w: &Worker) -> bool {
 }
 
 impl Schedule for Lace {
+    fn kind(&self) -> Scheduler {
+        Scheduler::Lace
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn start(&self, _w: &Worker) {}
 
     /// Publishes the first task after everything was stolen, or grows the shared part for

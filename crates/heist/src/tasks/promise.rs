@@ -47,7 +47,6 @@
 use crate::core::spawn;
 use crate::core::task::{self, Panic, Slot, DONE};
 use crate::core::worker::Worker;
-use crate::sched::Schedule;
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::mem::{self, MaybeUninit};

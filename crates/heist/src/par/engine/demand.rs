@@ -6,7 +6,6 @@
 //! push gate, so the owner's check between blocks is one plain load and compare.
 
 use crate::par::engine::seam::worker::Worker;
-use crate::par::engine::seam::Schedule;
 
 /// Whether thieves ask for part of the loop `w` is running: between blocks, one load.
 #[inline(always)]

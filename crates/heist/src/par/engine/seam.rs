@@ -17,14 +17,15 @@
 pub(crate) use crate::core::latch::Latch;
 /// Standing offers (`core/offer.rs`): what a thief runs, and the owner's ticket.
 pub(crate) use crate::core::offer::{Offer, Ticket};
+/// The scheduler seam (`Worker::sched`, a `dyn Schedule` whose methods need no import):
+/// `split_demanded`, `waiting_requests` and the requests they give, `offer_stood`.
+pub(crate) use crate::core::schedule::Waiting;
 /// Event counters (`stats` feature).
 pub(crate) use crate::core::stats::{block_size, stat};
 /// Atomics and cells that loom replaces in the models.
 pub(crate) use crate::core::sync::{AtomicBool, AtomicU64, AtomicUsize, RaceCell};
 /// The pool a loop from outside runs on: the current one, or the global pool.
 pub(crate) use crate::pool::{global_or_panic, Pool};
-/// The scheduler seam: `split_demanded`, `waiting_requests`, `offer_stood`.
-pub(crate) use crate::sched::{Schedule, Waiting};
 
 /// Heap jobs and task panics.
 pub(crate) mod task {

@@ -11,7 +11,6 @@ use crate::par::engine::pace::Blocks;
 use crate::par::engine::seam::stat;
 use crate::par::engine::seam::task::{self, Panic};
 use crate::par::engine::seam::worker::Worker;
-use crate::par::engine::seam::Schedule;
 use crate::par::engine::seam::{AtomicBool, RaceCell};
 use crate::par::engine::seam::{Offer, Ticket};
 use std::panic::{self, AssertUnwindSafe};

@@ -43,13 +43,13 @@ use crate::core::frame::Roots;
 use crate::core::mem::OutOfMemory;
 use crate::core::offer::{Offer, OfferSlot};
 use crate::core::registry::{Injected, Registry};
+use crate::core::schedule::{Schedule, Scheduler, Waiting};
 use crate::core::stats::stat;
 use crate::core::sync::{fence, AtomicBool, AtomicU64, AtomicUsize, Padded};
 use crate::core::task::Slot;
 use crate::core::trace::EventKind;
 use crate::core::worker::InWorkerSeat;
 use crate::core::worker::{Job, Worker};
-use crate::sched::{Schedule, Waiting};
 use std::cell::Cell;
 use std::sync::atomic::{Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::Arc;
@@ -248,7 +248,8 @@ impl Relay {
 /// The relay scheduler of `w`'s pool.
 fn relay(w: &Worker) -> &Relay {
     w.sched()
-        .as_relay()
+        .as_any()
+        .downcast_ref()
         .expect("relay code runs on relay workers")
 }
 
@@ -258,6 +259,14 @@ fn state(w: &Worker) -> &WorkerState {
 }
 
 impl Schedule for Relay {
+    fn kind(&self) -> Scheduler {
+        Scheduler::Relay
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     /// No thief touches a relay deque: tasks leave it only when its owner hands them out.
     fn start(&self, w: &Worker) {
         w.owner().start_private();
@@ -412,7 +421,7 @@ impl Schedule for Relay {
     }
 
     fn waiting_requests<'w>(&self, w: &'w Worker) -> Waiting<'w> {
-        Waiting::relay(waiting::Waiting::take(w))
+        Waiting::taken(Box::new(waiting::Waiting::take(w)))
     }
 
     fn parking(&self, w: &Worker, asleep: bool) {

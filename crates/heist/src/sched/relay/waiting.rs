@@ -74,6 +74,16 @@ impl<'w> Waiting<'w> {
     }
 }
 
+impl crate::core::schedule::Requests for Waiting<'_> {
+    fn ways(&self) -> usize {
+        Waiting::ways(self)
+    }
+
+    fn answer(self: Box<Self>) {
+        Waiting::answer(*self);
+    }
+}
+
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         self.answer_now();
