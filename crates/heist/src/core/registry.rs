@@ -101,11 +101,12 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    /// The shared state of a pool of `workers` whose deques hold `capacity` slots, or an
-    /// error that says what did not fit in memory.
+    /// The shared state of a pool of `workers` whose deques hold `capacity` slots, with
+    /// the scheduler `sched` makes once the deques are in, or an error that says what did
+    /// not fit in memory (the deques first, as the larger part).
     pub(crate) fn new(
         workers: usize,
-        sched: Box<dyn Schedule>,
+        sched: impl FnOnce() -> Result<Box<dyn Schedule>, OutOfMemory>,
         capacity: usize,
         sources: Vec<Box<dyn Source>>,
     ) -> Result<Registry, OutOfMemory> {
@@ -140,7 +141,7 @@ impl Registry {
         }
         Ok(Registry {
             infos: infos.into_boxed_slice(),
-            sched,
+            sched: sched()?,
             sleep: Sleep::new(workers),
             injector: Mutex::new(VecDeque::new()),
             injected: AtomicUsize::new(0),

@@ -261,7 +261,7 @@ impl PoolBuilder {
             what: e.what,
             bytes: e.bytes,
         };
-        let sched = crate::sched::build(scheduler, workers).map_err(out_of_memory)?;
+        let sched = || crate::sched::build(scheduler, workers);
         let mut registry = Registry::new(workers, sched, self.capacity, sources(workers))
             .map_err(out_of_memory)?;
         registry.detached.handler = self.panic_handler.take();
