@@ -7,6 +7,7 @@
 use crate::par::engine::driver::{bridge, IndexedProducer, Kernel, Producer};
 use crate::par::iter::consumers::VecList;
 use crate::par::iter::traits::{IndexedOrNot, ParallelIterator};
+use std::iter;
 use std::marker::PhantomData;
 use std::mem::{self, MaybeUninit};
 use std::ptr;
@@ -54,13 +55,9 @@ impl<T: Send> IndexedOrNot<T> for Append<'_, T> {
     }
 }
 
-/// Where one item goes: a slot of the target's spare capacity.
-struct Slot<T>(*mut T);
-
-// SAFETY: a slot is handed to exactly one item of one piece, which writes a `T` there.
-unsafe impl<T: Send> Send for Slot<T> {}
-
-/// A producer paired with the slots its items go to: `left` slots from `next`.
+/// A producer paired with the slots its items go to: `left` slots from `next`. Its
+/// items are runs: each block of the base producer is written into its slots as it is
+/// folded, and the kernel sees the block as one written run.
 struct Slots<'v, P, T> {
     base: P,
     next: *mut T,
@@ -74,8 +71,8 @@ struct Slots<'v, P, T> {
 unsafe impl<P: Send, T: Send> Send for Slots<'_, P, T> {}
 
 impl<P: IndexedProducer<Item = T>, T: Send> Producer for Slots<'_, P, T> {
-    type Item = (Slot<T>, T);
-    type IntoIter = SlotIter<P::IntoIter, T>;
+    type Item = Run<T>;
+    type IntoIter = Singles<P::IntoIter, T>;
     fn len(&self) -> usize {
         self.base.len()
     }
@@ -98,39 +95,38 @@ impl<P: IndexedProducer<Item = T>, T: Send> Producer for Slots<'_, P, T> {
         (lo, hi)
     }
     fn into_iter(self) -> Self::IntoIter {
-        SlotIter {
+        Singles {
             it: self.base.into_iter(),
-            cursor: Cursor::new(self.next, self.left),
+            next: self.next,
+            left: self.left,
         }
     }
     fn fold_block<K>(self, n: usize, kernel: &K, acc: K::Acc) -> (K::Acc, Self)
     where
-        K: Kernel<(Slot<T>, T)>,
+        K: Kernel<Run<T>>,
     {
-        // The base folds the block itself (a `map_init` below keeps its state), seeing
-        // the kernel through `Slotted`.
+        // The base folds the block itself (a `map_init` below keeps its state), writing
+        // each item into the block's next slot.
         let n = n.min(self.left);
-        let cursor = Cursor::new(self.next, n);
-        let end = cursor.end();
-        let ((cursor, acc), base) =
-            self.base
-                .fold_block(n, &Slotted { inner: kernel }, (cursor, acc));
+        let (block, base) = self.base.fold_block(n, &Fill, Block::at(self.next, n));
         // Checked before the rest's slots are handed on: the next block must start right
         // after this one. The base's `fold_block` is safe code that may hand back any
-        // accumulator the kernel can make: only the cursor given to it, used up, ends
-        // here (a fresh one from `Slotted::start` has no slots). On this panic `acc`
-        // drops the items written.
+        // accumulator `Fill` can make: only the block given to it, filled, passes (a
+        // fresh one from `Fill::start` has no slots). On this panic `block` drops the
+        // items written.
         assert!(
-            cursor.left == 0 && cursor.next == end,
+            block.run.start == self.next && block.run.len == n,
             "heist: an indexed producer's fold_block did not fold exactly its block"
         );
+        // SAFETY: `n <= left`, so this stays inside the range or one past its end.
+        let end = unsafe { self.next.add(n) };
         let rest = Slots {
             base,
             next: end,
             left: self.left - n,
             _target: PhantomData,
         };
-        (acc, rest)
+        (kernel.fold(acc, iter::once(block.run)), rest)
     }
     fn min_len(&self) -> usize {
         self.base.min_len()
@@ -140,81 +136,103 @@ impl<P: IndexedProducer<Item = T>, T: Send> Producer for Slots<'_, P, T> {
     }
 }
 
-/// The slots of one block: the next one and how many are left. Counted rather than
-/// bounded by an end pointer, so that slots of a zero-sized `T` (which all lie at one
-/// address) are counted too.
-struct Cursor<T> {
+/// The slots of one block as it fills: its run, and how many slots it has. A fresh one
+/// from [`Fill::start`] has none, so that items folded into it panic.
+struct Block<T> {
+    run: Run<T>,
+    cap: usize,
+}
+
+impl<T> Block<T> {
+    fn at(start: *mut T, cap: usize) -> Self {
+        Block {
+            run: Run { start, len: 0 },
+            cap,
+        }
+    }
+
+    /// Writes `x` into the next slot; panics if the block is full.
+    #[inline]
+    fn push(&mut self, x: T) {
+        assert!(
+            self.run.len < self.cap,
+            "heist: an indexed producer yielded more items than its length"
+        );
+        // SAFETY: the block was handed its `cap` slots from `start` for its items alone
+        // (`Slots::fold_block`), and slot `len < cap` is not yet written.
+        unsafe { ptr::write(self.run.start.add(self.run.len), x) };
+        self.run.len += 1;
+    }
+
+    /// A copy to fill while one fold runs, handed back when the fold ends or unwinds:
+    /// owned by the fold's closure it stays in registers, where a `&mut` held across the
+    /// user's calls is stored at every item.
+    fn lend(&mut self) -> Lent<'_, T> {
+        let mut own = Block::at(self.run.start, self.cap);
+        own.run.len = self.run.len;
+        Lent { own, to: self }
+    }
+}
+
+/// A block lent to one fold ([`Block::lend`]).
+struct Lent<'b, T> {
+    own: Block<T>,
+    to: &'b mut Block<T>,
+}
+
+impl<T> Drop for Lent<'_, T> {
+    fn drop(&mut self) {
+        // The lender owns the items written, and the copy owns none.
+        self.to.run.len = mem::replace(&mut self.own.run.len, 0);
+    }
+}
+
+/// The kernel with which a base producer folds a block straight into its slots.
+struct Fill;
+
+impl<T: Send> Kernel<T> for Fill {
+    type Acc = Block<T>;
+    type Output = Run<T>;
+    fn start(&self) -> Block<T> {
+        Block::at(ptr::null_mut(), 0)
+    }
+    fn fold<I: Iterator<Item = T>>(&self, mut block: Block<T>, items: I) -> Block<T> {
+        let mut lent = block.lend();
+        items.for_each(move |x| lent.own.push(x));
+        block
+    }
+    fn finish(&self, block: Block<T>) -> Run<T> {
+        block.run
+    }
+    fn combine(&self, l: Run<T>, r: Run<T>) -> Run<T> {
+        Write.combine(l, r)
+    }
+}
+
+/// A block's items one at a time, each written into its slot and seen as a run of one.
+struct Singles<I, T> {
+    it: I,
     next: *mut T,
     left: usize,
 }
 
-impl<T> Cursor<T> {
-    fn new(next: *mut T, n: usize) -> Self {
-        Cursor { next, left: n }
-    }
-
-    /// One past the last slot.
-    fn end(&self) -> *mut T {
-        // SAFETY: callers pass `n` slots from `next`, all inside the target.
-        unsafe { self.next.add(self.left) }
-    }
-
-    /// The next slot; panics if a producer yields more items than it said.
-    #[inline]
-    fn take(&mut self) -> Slot<T> {
-        assert!(
-            self.left != 0,
-            "heist: an indexed producer yielded more items than its length"
-        );
-        let slot = Slot(self.next);
-        // SAFETY: a slot was left, so this stays inside or one past the end.
+impl<I: Iterator<Item = T>, T> Iterator for Singles<I, T> {
+    type Item = Run<T>;
+    fn next(&mut self) -> Option<Run<T>> {
+        let x = self.it.next()?;
+        let mut one = Block::at(self.next, self.left.min(1));
+        one.push(x);
+        // SAFETY: `push` found a slot left, so this stays inside or one past the end.
         self.next = unsafe { self.next.add(1) };
         self.left -= 1;
-        slot
+        Some(one.run)
     }
 }
 
-/// The items of one block paired with their slots (a `Slots` folded by hand).
-struct SlotIter<I, T> {
-    it: I,
-    cursor: Cursor<T>,
-}
-
-impl<I: Iterator<Item = T>, T> Iterator for SlotIter<I, T> {
-    type Item = (Slot<T>, T);
-    fn next(&mut self) -> Option<(Slot<T>, T)> {
-        let x = self.it.next()?;
-        Some((self.cursor.take(), x))
-    }
-}
-
-/// A kernel seen through `Slots`, for the base producer's own `fold_block`: the
-/// accumulator carries the block's cursor.
-struct Slotted<'k, K> {
-    inner: &'k K,
-}
-
-impl<T, K: Kernel<(Slot<T>, T)>> Kernel<T> for Slotted<'_, K> {
-    type Acc = (Cursor<T>, K::Acc);
-    type Output = K::Output;
-    fn start(&self) -> Self::Acc {
-        // No slots: a block folded into a fresh accumulator panics at its first item.
-        (Cursor::new(ptr::null_mut(), 0), self.inner.start())
-    }
-    fn fold<I: Iterator<Item = T>>(&self, (mut cur, acc): Self::Acc, items: I) -> Self::Acc {
-        let acc = self.inner.fold(acc, items.map(|x| (cur.take(), x)));
-        (cur, acc)
-    }
-    fn finish(&self, (_, acc): Self::Acc) -> K::Output {
-        self.inner.finish(acc)
-    }
-    combine_and_done!(|acc| &acc.1);
-}
-
-/// The kernel that writes each item into its slot.
+/// The kernel that joins the written runs of a piece into one.
 struct Write;
 
-impl<T: Send> Kernel<(Slot<T>, T)> for Write {
+impl<T: Send> Kernel<Run<T>> for Write {
     type Acc = Run<T>;
     type Output = Run<T>;
     fn start(&self) -> Run<T> {
@@ -223,9 +241,8 @@ impl<T: Send> Kernel<(Slot<T>, T)> for Write {
             len: 0,
         }
     }
-    fn fold<I: Iterator<Item = (Slot<T>, T)>>(&self, mut run: Run<T>, items: I) -> Run<T> {
-        items.for_each(|(slot, x)| run.push(slot, x));
-        run
+    fn fold<I: Iterator<Item = Run<T>>>(&self, run: Run<T>, blocks: I) -> Run<T> {
+        blocks.fold(run, |l, r| self.combine(l, r))
     }
     fn finish(&self, run: Run<T>) -> Run<T> {
         run
@@ -254,33 +271,13 @@ struct Run<T> {
 // SAFETY: a run owns the `T`s it wrote.
 unsafe impl<T: Send> Send for Run<T> {}
 
-impl<T> Run<T> {
-    /// Writes `x` after the run's items, which is where its slot must be: a piece's
-    /// blocks continue where the last ended (`Slots::fold_block` checks it), and a run
-    /// starts at its piece's first slot. Checked here too, since the slot decides where
-    /// the write goes only through this compare.
-    #[inline]
-    fn push(&mut self, slot: Slot<T>, x: T) {
-        if self.len == 0 {
-            self.start = slot.0;
-        }
-        // `wrapping_add`: only compared; `start + len` is the slot written below.
-        let at = self.start.wrapping_add(self.len);
-        assert!(
-            at == slot.0,
-            "heist: an indexed producer's items reached a slot out of order"
-        );
-        // SAFETY: `Cursor::take` handed `slot` out of the piece's own range for this item
-        // alone, and it is `start + len`, a slot of that range not yet written.
-        unsafe { ptr::write(at, x) };
-        self.len += 1;
-    }
-}
-
 impl<T> Drop for Run<T> {
     fn drop(&mut self) {
-        // SAFETY: the run's `len` items from `start` were written and are owned by it.
-        unsafe { ptr::drop_in_place(ptr::slice_from_raw_parts_mut(self.start, self.len)) };
+        // An empty run may have a null start, which `drop_in_place` must not see.
+        if self.len != 0 {
+            // SAFETY: the run's `len` items from `start` were written and are owned by it.
+            unsafe { ptr::drop_in_place(ptr::slice_from_raw_parts_mut(self.start, self.len)) };
+        }
     }
 }
 
