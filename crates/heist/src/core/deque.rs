@@ -74,8 +74,13 @@ pub(crate) struct Deque {
     /// The thief whose lifeline is under way (index + 1), or 0: one at a time.
     holder: AtomicUsize,
     gate: Padded<Gate>,
-    slots: Box<[Slot]>,
+    slots: SlotArray,
 }
+
+#[cfg(loom)]
+type SlotArray = Box<[Slot]>;
+#[cfg(not(loom))]
+type SlotArray = crate::core::mem::Zeroed<Slot>;
 
 /// What a lifeline does with the private tasks it reaches.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -123,7 +128,7 @@ impl Deque {
         Ok(Deque::with_slots(slots))
     }
 
-    fn with_slots(slots: Box<[Slot]>) -> Deque {
+    fn with_slots(slots: SlotArray) -> Deque {
         let start = slots.as_ptr() as *mut Slot;
         Deque {
             ts: Padded(AtomicU64::new(0)),
