@@ -41,9 +41,64 @@ pub fn pin_nth(n: usize) {
     }
 }
 
+/// The calling thread's id (0 where unknown), for [`keep_off_here`].
+pub fn thread_id() -> i32 {
+    imp::tid()
+}
+
+/// Keeps thread `tid` off the calling thread's CPU until the guard drops, if it may run
+/// on another: a sleeper woken meanwhile starts elsewhere, as heist's workers wake one
+/// another (heist does it inside, this is the harness's own). `None` if nothing changed.
+pub fn keep_off_here(tid: i32) -> Option<Apart> {
+    imp::keep_off_here(tid)
+}
+
+/// Gives a thread its CPUs back when dropped ([`keep_off_here`]).
+pub struct Apart {
+    #[cfg(target_os = "linux")]
+    tid: i32,
+    #[cfg(target_os = "linux")]
+    mask: libc::cpu_set_t,
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for Apart {
+    fn drop(&mut self) {
+        // SAFETY: `mask` is a readable `cpu_set_t` of the size passed, read from `tid`
+        // earlier; a thread that has ended makes this fail harmlessly.
+        unsafe {
+            libc::sched_setaffinity(self.tid, std::mem::size_of::<libc::cpu_set_t>(), &self.mask)
+        };
+    }
+}
+
 #[cfg(target_os = "linux")]
 mod imp {
     use std::mem;
+
+    pub(super) fn tid() -> i32 {
+        // SAFETY: `gettid` takes no arguments and cannot fail.
+        unsafe { libc::gettid() }
+    }
+
+    pub(super) fn keep_off_here(tid: i32) -> Option<super::Apart> {
+        let size = mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: `sched_getcpu` takes no arguments.
+        let cpu = usize::try_from(unsafe { libc::sched_getcpu() }).ok()?;
+        // SAFETY: an all-zero `cpu_set_t` is an empty set.
+        let mut mask: libc::cpu_set_t = unsafe { mem::zeroed() };
+        // SAFETY: `mask` is a writable `cpu_set_t` of the size passed.
+        if tid == 0 || unsafe { libc::sched_getaffinity(tid, size, &mut mask) } != 0 {
+            return None;
+        }
+        let mut apart = mask;
+        // SAFETY: `cpu` came from the kernel, below `CPU_SETSIZE`.
+        unsafe { libc::CPU_CLR(cpu, &mut apart) };
+        // SAFETY: `apart` is a readable `cpu_set_t` of the size passed.
+        let moved = unsafe { libc::CPU_COUNT(&apart) } > 0
+            && unsafe { libc::sched_setaffinity(tid, size, &apart) } == 0;
+        moved.then_some(super::Apart { tid, mask })
+    }
 
     pub(super) fn allowed() -> Vec<usize> {
         // SAFETY: an all-zero `cpu_set_t` is an empty set.
@@ -77,6 +132,14 @@ mod imp {
 
 #[cfg(not(target_os = "linux"))]
 mod imp {
+    pub(super) fn tid() -> i32 {
+        0
+    }
+
+    pub(super) fn keep_off_here(_: i32) -> Option<super::Apart> {
+        None
+    }
+
     pub(super) fn allowed() -> Vec<usize> {
         Vec::new()
     }

@@ -14,13 +14,18 @@
 //!
 //! The floor is a condition-variable wake-up between two plain threads, measured the
 //! same way (the time from before `notify_one` to the sleeper's return from `wait`), with
-//! the sleeper asleep for `SETTLE` first. The variants are interleaved sample by sample.
+//! the sleeper asleep for `SETTLE` first. The kernel most often starts such a sleeper on
+//! the waker's own CPU, ahead of the waker; a worker that wakes another keeps it off its
+//! CPU instead, so that the two run side by side. The second floor row does the same:
+//! the sleeper may not use the waker's CPU while it is woken. The variants are
+//! interleaved sample by sample.
 
+use crate::affinity;
 use crate::idle::percentile;
 use crate::kernels::work::spin;
 use serde::Serialize;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Acquire, Ordering::Release};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::Acquire, Ordering::Release};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -98,6 +103,8 @@ fn heist_sample(pool: &heist::Pool, state: State) -> u64 {
 struct Floor {
     state: Arc<(Mutex<Option<Instant>>, Condvar, AtomicU64)>,
     base: Instant,
+    /// The sleeper's thread id.
+    tid: Arc<AtomicI32>,
 }
 
 impl Floor {
@@ -109,7 +116,10 @@ impl Floor {
         ));
         let s = Arc::clone(&state);
         let base = Instant::now();
+        let tid = Arc::new(AtomicI32::new(0));
+        let t = Arc::clone(&tid);
         std::thread::spawn(move || {
+            t.store(affinity::thread_id(), Release);
             let (m, cv, woke) = &*s;
             let mut g = m.lock().unwrap();
             loop {
@@ -120,14 +130,18 @@ impl Floor {
                 *g = None;
             }
         });
-        Floor { state, base }
+        Floor { state, base, tid }
     }
 
-    /// One wake-up of the sleeper: nanoseconds from before the notify to its return.
-    fn sample(&self) -> u64 {
+    /// One wake-up of the sleeper: nanoseconds from before the notify to its return. If
+    /// `apart`, the sleeper may not use this thread's CPU until it has woken.
+    fn sample(&self, apart: bool) -> u64 {
         std::thread::sleep(SETTLE);
         let (m, cv, woke) = &*self.state;
         woke.store(0, Release);
+        let _apart = apart
+            .then(|| affinity::keep_off_here(self.tid.load(Acquire)))
+            .flatten();
         let t0 = self.base.elapsed().as_nanos() as u64;
         *m.lock().unwrap() = Some(Instant::now());
         cv.notify_one();
@@ -170,13 +184,15 @@ pub fn measure(workers: usize, samples: usize, warmup: usize) -> Result<HandoffR
     let pools = [("heist-lace", lace?), ("heist-relay", relay?)];
     let floor = Floor::start();
     let states = [(State::Asleep, "asleep"), (State::Spinning, "spinning")];
-    let mut floor_ns = Vec::new();
+    let mut floor_ns = [Vec::new(), Vec::new()];
     let mut heist_ns = vec![Vec::new(); pools.len() * states.len()];
     for round in 0..warmup + samples {
         let keep = round >= warmup;
-        let f = floor.sample();
-        if keep {
-            floor_ns.push(f);
+        for (apart, ns) in floor_ns.iter_mut().enumerate() {
+            let f = floor.sample(apart == 1);
+            if keep {
+                ns.push(f);
+            }
         }
         for (p, (_, pool)) in pools.iter().enumerate() {
             for (s, (state, _)) in states.iter().enumerate() {
@@ -187,7 +203,11 @@ pub fn measure(workers: usize, samples: usize, warmup: usize) -> Result<HandoffR
             }
         }
     }
-    let mut results = vec![summarise("condvar (floor)".into(), floor_ns)];
+    let [here, apart] = floor_ns;
+    let mut results = vec![
+        summarise("condvar (floor)".into(), here),
+        summarise("condvar, woken apart (floor)".into(), apart),
+    ];
     for (p, (name, _)) in pools.iter().enumerate() {
         for (s, (_, state)) in states.iter().enumerate() {
             let ns = std::mem::take(&mut heist_ns[p * states.len() + s]);
@@ -233,7 +253,7 @@ mod tests {
     #[test]
     fn every_variant_hands_its_task_over() {
         let r = measure(2, 3, 0).unwrap();
-        assert_eq!(r.results.len(), 5);
+        assert_eq!(r.results.len(), 6);
         assert!(r.results.iter().all(|x| x.samples == 3));
         assert!(measure(1, 1, 0).is_err());
     }
