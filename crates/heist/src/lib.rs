@@ -56,12 +56,25 @@
 //! differently, the item says so. Inside a scope task, [`Scope::worker`] gives the worker
 //! for [`Worker::join`] without a thread-local look-up.
 //!
+//! There is one pool type: [`ThreadPool`] is [`Pool`], [`ThreadPoolBuilder`] is
+//! [`PoolBuilder`] and [`ThreadPoolBuildError`] is [`BuildError`]. rayon's methods and
+//! heist's are on the same value, so a program can mix them: `install` and `run`, `spawn`
+//! and `barrier`, `num_threads` and `scheduler`.
+//!
 //! ```
-//! let pool = heist::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+//! let pool: heist::ThreadPool = heist::ThreadPoolBuilder::new()
+//!     .num_threads(2)
+//!     .scheduler(heist::Scheduler::Relay) // heist's option, on rayon's builder
+//!     .build()
+//!     .unwrap();
 //! let ids = pool.broadcast(|cx| cx.index());
 //! assert_eq!(ids, [0, 1]);
 //! let (a, b) = pool.install(|| heist::join(|| 1, || 2));
 //! assert_eq!(a + b, 3);
+//! let c = pool.run(|w| w.join(|_| 3, |_| 4)); // heist's method, on rayon's pool
+//! assert_eq!(c, (3, 4));
+//! pool.spawn(|| ());
+//! pool.barrier(); // waits for what `spawn` started
 //! ```
 //!
 //! # Parallel iterators

@@ -2,7 +2,8 @@
 //! `HEIST_SCHEDULER` settings of the global pool (checked in child processes, since the
 //! global pool is per process), thread names and stack sizes, `scope` (borrows, nested
 //! spawns, panics), `heist::join`/`heist::scope` on and off a worker, an idle pool's CPU
-//! use, and dropping a pool joining its threads.
+//! use, rayon's names as the same pool, builder and error, and dropping a pool (joining
+//! its threads where that cannot block, and only there).
 
 mod support;
 
@@ -107,6 +108,77 @@ fn scheduler_names_parse_case_insensitively() {
     );
 }
 
+// ---- rayon's names: the same types ----
+
+#[test]
+fn rayons_names_are_heists_types() {
+    // Each conversion is the identity: the aliases name the same types.
+    fn builder(b: heist::ThreadPoolBuilder) -> heist::PoolBuilder {
+        b
+    }
+    fn pool(p: heist::Pool) -> heist::ThreadPool {
+        p
+    }
+    fn error(e: heist::ThreadPoolBuildError) -> BuildError {
+        e
+    }
+    // heist's options and rayon's on one builder, rayon's methods and heist's on one pool.
+    let p = pool(
+        builder(heist::ThreadPoolBuilder::new().num_threads(3))
+            .scheduler(Scheduler::Relay)
+            .deque_capacity(64)
+            .thread_name(|i| format!("i25names{i}"))
+            .build()
+            .unwrap(),
+    );
+    assert_eq!((p.workers(), p.current_num_threads()), (3, 3));
+    assert_eq!(p.scheduler(), Scheduler::Relay);
+    assert_eq!(p.install(heist::current_num_threads), 3);
+    assert_eq!(p.run(|w| fib(w, 15)), 610);
+    let n = Arc::new(AtomicUsize::new(0));
+    for _ in 0..10 {
+        let n = Arc::clone(&n);
+        p.spawn(move || {
+            n.fetch_add(1, SeqCst);
+        });
+    }
+    p.barrier();
+    assert_eq!(n.load(SeqCst), 10);
+    let e = error(Pool::builder().workers(0).build().unwrap_err());
+    assert_eq!(e, BuildError::ZeroWorkers);
+    assert_eq!(
+        BuildError::GlobalPoolAlreadyInitialized.to_string(),
+        "The global thread pool has already been initialized."
+    );
+}
+
+#[test]
+fn num_threads_zero_is_the_default_and_workers_zero_an_error() {
+    let default = Pool::builder().build().unwrap().workers();
+    assert_eq!(
+        Pool::builder().num_threads(0).build().unwrap().workers(),
+        default
+    );
+    let zero = heist::ThreadPoolBuilder::new().workers(0).build();
+    assert_eq!(zero.unwrap_err(), BuildError::ZeroWorkers);
+    // The last call wins.
+    let p = Pool::builder().workers(0).num_threads(2).build().unwrap();
+    assert_eq!(p.workers(), 2);
+    let p = Pool::builder().num_threads(0).workers(3).build().unwrap();
+    assert_eq!(p.workers(), 3);
+    let e = Pool::builder()
+        .num_threads(2)
+        .workers(0)
+        .build()
+        .unwrap_err();
+    assert_eq!(e, BuildError::ZeroWorkers);
+}
+
+#[test]
+fn build_global_twice_is_rayons_error() {
+    run_child("global_twice", &[]);
+}
+
 // ---- the global pool's environment, in child processes ----
 
 /// Tells the child test which scenario to check.
@@ -151,6 +223,25 @@ fn child_global_pool_from_env() {
             BuildError::UnknownScheduler("bogus".to_string()),
             &["HEIST_SCHEDULER", "bogus"],
         ),
+        "global_twice" => {
+            let first = heist::ThreadPoolBuilder::new()
+                .num_threads(2)
+                .build_global();
+            assert_eq!(first, Ok(()));
+            assert_eq!(heist::current_num_threads(), 2);
+            for again in [
+                heist::ThreadPoolBuilder::new().build_global(),
+                Pool::builder().workers(1).build_global(),
+            ] {
+                let e = again.unwrap_err();
+                assert_eq!(e, BuildError::GlobalPoolAlreadyInitialized);
+                assert_eq!(
+                    e.to_string(),
+                    "The global thread pool has already been initialized."
+                );
+            }
+            assert_eq!(heist::join(|| fib_tls(12), || 1), (144, 1));
+        }
         "configured" => {
             let g = heist::global().expect("the global pool starts");
             assert_eq!(g.workers(), 3);
@@ -593,6 +684,8 @@ fn mark_thread(seen: &AtomicUsize, exited: &Arc<AtomicUsize>) {
     });
 }
 
+/// With no task left and no start or exit handler, the drop joins the threads, under
+/// heist's names and rayon's (a panic handler runs nothing on an idle thread).
 #[test]
 fn dropping_a_pool_joins_its_threads() {
     for cycle in 0..50 {
@@ -603,7 +696,15 @@ fn dropping_a_pool_joins_its_threads() {
         };
         let seen = AtomicUsize::new(0);
         let exited = Arc::new(AtomicUsize::new(0));
-        let pool = Pool::builder().workers(4).scheduler(s).build().unwrap();
+        let pool = match cycle % 4 < 2 {
+            true => Pool::builder().workers(4).scheduler(s).build().unwrap(),
+            false => heist::ThreadPoolBuilder::new()
+                .num_threads(4)
+                .scheduler(s)
+                .panic_handler(|_| ())
+                .build()
+                .unwrap(),
+        };
         pool.run(|w| {
             mark_thread(&seen, &exited);
             w.scope(|sc| {
@@ -627,6 +728,54 @@ fn dropping_a_pool_joins_its_threads() {
             seen,
             "cycle {cycle} ({s:?}): threads still alive"
         );
+    }
+}
+
+/// A pool with a start or an exit handler, built under heist's name, drops without
+/// waiting for them, as rayon's does: here they wait for the dropping thread, which
+/// goes on to release them only once the drop has returned (a drop that waited would
+/// never return). The handlers then run to the end on every worker.
+#[test]
+fn dropping_a_pool_does_not_wait_for_its_start_or_exit_handlers() {
+    let n = 3;
+    for s in [Scheduler::Lace, Scheduler::Relay] {
+        for exit in [false, true] {
+            let gate = Arc::new(std::sync::Barrier::new(n + 1));
+            let ended = Arc::new(AtomicUsize::new(0));
+            let (g, e) = (Arc::clone(&gate), Arc::clone(&ended));
+            let handler = move |_| {
+                g.wait();
+                e.fetch_add(1, SeqCst);
+            };
+            let b = Pool::builder().workers(n).scheduler(s);
+            let pool = match exit {
+                false => b.start_handler(handler).build().unwrap(),
+                true => b.exit_handler(handler).build().unwrap(),
+            };
+            if exit {
+                assert_eq!(pool.run(|w| fib(w, 10)), 55);
+            }
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                drop(pool);
+                tx.send(()).unwrap();
+            });
+            let dropped = rx.recv_timeout(Duration::from_secs(60));
+            assert!(
+                dropped.is_ok(),
+                "{s:?}: the drop waited for the {} handlers",
+                if exit { "exit" } else { "start" }
+            );
+            gate.wait();
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while ended.load(SeqCst) < n {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{s:?}: a handler never ended"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
     }
 }
 

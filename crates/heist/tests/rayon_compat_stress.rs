@@ -112,7 +112,7 @@ fn spawned_panics_reach_the_handler_and_the_rest_runs() {
                 pool.install(|| heist::spawn_fifo(job));
             }
         }
-        pool.as_pool().barrier(); // waits for the spawned tasks
+        pool.barrier(); // waits for the spawned tasks
         drop(pool);
         assert_eq!(
             caught.load(Relaxed),
@@ -135,10 +135,10 @@ fn without_a_handler_a_spawned_panic_waits_for_the_barrier() {
                 ran.fetch_add(1, Relaxed);
             });
         }
-        let r = panic::catch_unwind(AssertUnwindSafe(|| pool.as_pool().barrier()));
+        let r = panic::catch_unwind(AssertUnwindSafe(|| pool.barrier()));
         assert!(r.is_err(), "the barrier re-raises the spawned panic");
         assert_eq!(ran.load(Relaxed), 99);
-        pool.as_pool().barrier(); // taken once
+        pool.barrier(); // taken once
         assert_eq!(pool.install(|| fib(10)), 55);
     });
 }
@@ -269,7 +269,7 @@ fn yields_and_pools_dropped_with_work_in_flight() {
         assert!(pool.install(heist::yield_now).is_some(), "on a worker");
         // The installed spawns are detached tasks of `pool`, which its barrier waits for;
         // the dropped pools' workers finish theirs after the drops, and then stop.
-        pool.as_pool().barrier();
+        pool.barrier();
         let t = std::time::Instant::now();
         while ran.load(Relaxed) < 350 && t.elapsed() < Duration::from_secs(60) {
             std::thread::sleep(Duration::from_millis(1));
@@ -284,7 +284,7 @@ fn counting_pool(pool: &ThreadPool, caught: &Arc<AtomicUsize>) -> ThreadPool {
     let c = Arc::clone(caught);
     ThreadPoolBuilder::new()
         .num_threads(pool.current_num_threads())
-        .scheduler(pool.as_pool().scheduler())
+        .scheduler(pool.scheduler())
         .panic_handler(move |p| {
             let msg = p.downcast_ref::<String>();
             assert!(msg.is_some_and(|m| m.starts_with(PREFIX)));
@@ -320,7 +320,7 @@ fn spawn_broadcasts_hand_each_panic_to_the_handler() {
                 })),
             };
         }
-        p.as_pool().barrier(); // waits for every call
+        p.barrier(); // waits for every call
         drop(p);
         let panics = (0..rounds)
             .flat_map(|r| (0..n).map(move |i| (r + i) % 3 == 0))
@@ -334,7 +334,7 @@ fn spawn_broadcasts_hand_each_panic_to_the_handler() {
                 panic!("{PREFIX} unhandled spawn_broadcast");
             }
         });
-        let r = panic::catch_unwind(AssertUnwindSafe(|| pool.as_pool().barrier()));
+        let r = panic::catch_unwind(AssertUnwindSafe(|| pool.barrier()));
         assert!(r.is_err());
         assert_eq!(pool.install(|| fib(12)), 144);
     });
@@ -400,7 +400,7 @@ fn start_exit_and_spawn_handlers_run_once_per_worker() {
         let (s2, e2) = (Arc::clone(&starts), Arc::clone(&exits));
         let p = ThreadPoolBuilder::new()
             .num_threads(n)
-            .scheduler(pool.as_pool().scheduler())
+            .scheduler(pool.scheduler())
             .start_handler(move |i| {
                 assert_eq!(heist::current_thread_index(), Some(i));
                 s2.fetch_add(1 << (2 * i % 64), Relaxed);
@@ -427,7 +427,7 @@ fn start_exit_and_spawn_handlers_run_once_per_worker() {
         let wrapped = AtomicUsize::new(0);
         let r = ThreadPoolBuilder::new()
             .num_threads(n)
-            .scheduler(pool.as_pool().scheduler())
+            .scheduler(pool.scheduler())
             .build_scoped(
                 |t| {
                     t.run();
@@ -464,7 +464,7 @@ fn local_yields_run_only_this_workers_tasks() {
         assert_eq!(heist::yield_local(), None);
         assert_eq!(heist::current_thread_has_pending_tasks(), None);
         assert!(local <= 100);
-        pool.as_pool().barrier();
+        pool.barrier();
         assert_eq!(ran.load(Relaxed), 100);
     });
 }

@@ -3,8 +3,8 @@
 //! boxed.
 #![allow(deprecated)]
 
-use super::builder::ThreadPoolBuilder;
-use super::thread_pool::ThreadPool;
+use super::{ThreadPool, ThreadPoolBuilder};
+use crate::pool::Pool;
 use std::any::Any;
 use std::error::Error;
 use std::fmt;
@@ -88,8 +88,9 @@ impl Configuration {
     }
 }
 
-impl ThreadPool {
-    /// Deprecated in favor of [`ThreadPoolBuilder::build`].
+impl Pool {
+    /// rayon's deprecated `ThreadPool::new`. Deprecated in favor of
+    /// [`ThreadPoolBuilder::build`].
     #[deprecated(note = "Use `ThreadPoolBuilder::build`")]
     pub fn new(configuration: Configuration) -> Result<ThreadPool, Box<dyn Error>> {
         configuration.build()

@@ -1,7 +1,6 @@
 //! rayon's free functions: they act on the pool of the worker they are called on, or on
 //! the global pool from any other thread.
 
-use super::thread_pool;
 use crate::core::worker::{self, Worker};
 use crate::pool;
 use crate::tasks::scope::{self, Scope};
@@ -26,7 +25,7 @@ pub fn spawn<F>(func: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    pool::with_registry(|r| thread_pool::spawn_in(r, func))
+    pool::with_registry(|r| crate::core::detached::spawn(r, move |_| func()))
 }
 
 /// Like [`spawn`], but the tasks that one worker spawns this way run oldest first where
@@ -182,7 +181,7 @@ pub enum Yield {
 /// `None` off a worker. The task may come from anywhere in the pool, as when the worker
 /// looks for work: its own queue, work from outside, or a steal.
 pub fn yield_now() -> Option<Yield> {
-    worker::with_current(|w| w.map(yield_on))
+    worker::with_current(|w| w.map(|w| yielded(w.find_work())))
 }
 
 /// Runs one task of the calling worker's own queue if there is one (rayon's
@@ -192,7 +191,17 @@ pub fn yield_now() -> Option<Yield> {
 /// A `join`'s second closure, which rayon keeps in the same deque, is left where it is:
 /// it runs when its `join` comes back to it, or in a thief's hands.
 pub fn yield_local() -> Option<Yield> {
-    worker::with_current(|w| w.map(yield_local_on))
+    worker::with_current(|w| {
+        w.map(|w| {
+            let Some(job) = w.registry().take_mail(w.index()) else {
+                return yielded(crate::core::spawn::run_own(w));
+            };
+            // SAFETY: every posted `JobRef` is taken exactly once, and this one was just
+            // taken.
+            w.run_taken(|| unsafe { job.execute(w) });
+            Yield::Executed
+        })
+    })
 }
 
 /// Whether the calling worker's own queue holds tasks not yet started (rayon's
@@ -200,31 +209,26 @@ pub fn yield_local() -> Option<Yield> {
 /// nobody has taken yet and tasks it spawned; others may take them at any moment, so the
 /// answer is a hint.
 pub fn current_thread_has_pending_tasks() -> Option<bool> {
-    worker::with_current(|w| w.map(has_pending_tasks))
+    worker::with_current(|w| {
+        w.map(|w| {
+            let info = &w.registry().infos[w.index()];
+            w.owner().private_len() > 0
+                || info.deque.has_shared()
+                || info.has_mail.load(std::sync::atomic::Ordering::Relaxed)
+        })
+    })
 }
 
-pub(crate) fn yield_on(w: &Worker) -> Yield {
-    match w.find_work() {
+/// The most worker threads a pool may have (rayon's `max_num_threads`): team sizes are
+/// kept in 16 bits. A builder asked for more fails with an error that says so.
+pub fn max_num_threads() -> usize {
+    crate::pool::MAX_WORKERS
+}
+
+/// What a yield that ran a task (`true`) or found none did.
+fn yielded(ran: bool) -> Yield {
+    match ran {
         true => Yield::Executed,
         false => Yield::Idle,
     }
-}
-
-pub(crate) fn yield_local_on(w: &Worker) -> Yield {
-    if let Some(job) = w.registry().take_mail(w.index()) {
-        // SAFETY: every posted `JobRef` is taken exactly once, and this one was just taken.
-        w.run_taken(|| unsafe { job.execute(w) });
-        return Yield::Executed;
-    }
-    match crate::core::spawn::run_own(w) {
-        true => Yield::Executed,
-        false => Yield::Idle,
-    }
-}
-
-pub(crate) fn has_pending_tasks(w: &Worker) -> bool {
-    let info = &w.registry().infos[w.index()];
-    w.owner().private_len() > 0
-        || info.deque.has_shared()
-        || info.has_mail.load(std::sync::atomic::Ordering::Relaxed)
 }

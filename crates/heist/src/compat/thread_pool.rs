@@ -1,67 +1,25 @@
-//! `ThreadPool`: rayon's name for heist's [`Pool`], with rayon's methods.
+//! rayon's methods of the pool (rayon's `ThreadPool`, heist's [`Pool`]), beside heist's
+//! own in `pool/`. They are here, above the task kinds, because `scope`, `broadcast` and
+//! `spawn_fifo` are task kinds of the layer above the pool (`tasks/`).
 
 use super::free::{self, Yield};
 use crate::core::worker::{self, Worker};
-use crate::pool::{Pool, Registry};
+use crate::pool::Pool;
 use crate::tasks::broadcast::{self, BroadcastContext};
 use crate::tasks::scope::Scope;
 use crate::tasks::scope_fifo::ScopeFifo;
-use std::fmt;
-use std::sync::Arc;
 
-/// Spawns `func` as a detached task of `registry`; its panic goes to the pool's panic
-/// handler, or else to the next barrier.
-pub(crate) fn spawn_in<F>(registry: &Arc<Registry>, func: F)
-where
-    F: FnOnce() + Send + 'static,
-{
-    crate::core::detached::spawn(registry, move |_| func())
+/// `pool`'s worker running on the calling thread, if there is one; for use within the
+/// calling method only.
+fn here(pool: &Pool) -> Option<&Worker> {
+    // SAFETY: `current_in` returns this thread's live worker, which lives at least as
+    // long as the task that called this method, and every caller drops the reference
+    // before it returns.
+    worker::current_in(pool.registry()).map(|w| unsafe { &*w })
 }
 
-/// A pool of worker threads under rayon's name (rayon's `ThreadPool`): a [`Pool`] with
 /// rayon's methods.
-///
-/// Dropping a `ThreadPool` waits for nothing, as in rayon: not for the tasks started with
-/// its `spawn`, nor for its threads to end (a start handler may still be running). Its
-/// threads finish the tasks and then end. [`Pool::barrier`] (through
-/// [`ThreadPool::as_pool`]) waits for them.
-pub struct ThreadPool {
-    pool: Pool,
-}
-
-impl fmt::Debug for ThreadPool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("ThreadPool").field(&self.pool).finish()
-    }
-}
-
-impl ThreadPool {
-    pub(crate) fn of(mut pool: Pool) -> ThreadPool {
-        pool.set_joins_threads(false);
-        ThreadPool { pool }
-    }
-
-    pub(crate) fn into_pool(self) -> Pool {
-        let mut pool = self.pool;
-        pool.set_joins_threads(true);
-        pool
-    }
-
-    /// This pool's worker running on the calling thread, if there is one; for use within
-    /// the calling method only.
-    fn here(&self) -> Option<&Worker> {
-        // SAFETY: `current_in` returns this thread's live worker, which lives at least as
-        // long as the task that called this method, and every caller drops the reference
-        // before it returns.
-        worker::current_in(self.pool.registry()).map(|w| unsafe { &*w })
-    }
-
-    /// heist only: the [`Pool`] underneath, for heist's own methods
-    /// ([`Pool::run`](crate::Pool::run) hands tasks the worker context).
-    pub fn as_pool(&self) -> &Pool {
-        &self.pool
-    }
-
+impl Pool {
     /// Runs `op` in this pool and returns its result: inside `op`, [`join`](crate::join),
     /// [`scope`](crate::scope) and the other free functions use this pool. Called on one
     /// of this pool's workers, `op` simply runs there.
@@ -70,7 +28,7 @@ impl ThreadPool {
         OP: FnOnce() -> R + Send,
         R: Send,
     {
-        self.pool.run(|_| op())
+        self.run(|_| op())
     }
 
     /// Runs `oper_a` and `oper_b` in this pool, potentially in parallel.
@@ -81,7 +39,7 @@ impl ThreadPool {
         RA: Send,
         RB: Send,
     {
-        self.pool.run(|w| w.join(|_| oper_a(), |_| oper_b()))
+        self.run(|w| w.join(|_| oper_a(), |_| oper_b()))
     }
 
     /// Spawns `op` in this pool and returns at once (see [`spawn`](crate::spawn) for
@@ -90,16 +48,16 @@ impl ThreadPool {
     where
         OP: FnOnce() + Send + 'static,
     {
-        spawn_in(self.pool.registry(), op)
+        self.spawn_detached(move |_| op())
     }
 
-    /// Like [`ThreadPool::spawn`], first in, first out (see
+    /// Like [`Pool::spawn`], first in, first out (see
     /// [`spawn_fifo`](crate::spawn_fifo)).
     pub fn spawn_fifo<OP>(&self, op: OP)
     where
         OP: FnOnce() + Send + 'static,
     {
-        crate::tasks::fifo::spawn(self.pool.registry(), op)
+        crate::tasks::fifo::spawn(self.registry(), op)
     }
 
     /// Runs `op` with a [`Scope`] in this pool; every task spawned in it finishes before
@@ -109,16 +67,16 @@ impl ThreadPool {
         OP: FnOnce(&Scope<'scope>) -> R + Send,
         R: Send,
     {
-        self.pool.run(|w| w.scope(op))
+        self.run(|w| w.scope(op))
     }
 
-    /// Like [`ThreadPool::scope`], with a [`ScopeFifo`].
+    /// Like [`Pool::scope`], with a [`ScopeFifo`].
     pub fn scope_fifo<'scope, OP, R>(&self, op: OP) -> R
     where
         OP: FnOnce(&ScopeFifo<'scope>) -> R + Send,
         R: Send,
     {
-        self.pool.run(|w| w.scope(|s| op(ScopeFifo::of(s))))
+        self.run(|w| w.scope(|s| op(ScopeFifo::of(s))))
     }
 
     /// Runs `op` on the calling thread with a [`Scope`] whose tasks run in this pool.
@@ -126,13 +84,13 @@ impl ThreadPool {
     where
         OP: FnOnce(&Scope<'scope>) -> R,
     {
-        match self.here() {
+        match here(self) {
             Some(w) => w.scope(op),
-            None => crate::tasks::scope::scope_outside(&self.pool, op),
+            None => crate::tasks::scope::scope_outside(self, op),
         }
     }
 
-    /// [`ThreadPool::in_place_scope`] with a [`ScopeFifo`].
+    /// [`Pool::in_place_scope`] with a [`ScopeFifo`].
     pub fn in_place_scope_fifo<'scope, OP, R>(&self, op: OP) -> R
     where
         OP: FnOnce(&ScopeFifo<'scope>) -> R,
@@ -143,20 +101,20 @@ impl ThreadPool {
     /// Runs one pending task of this pool if the caller is one of its workers (see
     /// [`yield_now`](crate::yield_now)); `None` elsewhere.
     pub fn yield_now(&self) -> Option<Yield> {
-        self.here().map(free::yield_on)
+        here(self).and_then(|_| free::yield_now())
     }
 
     /// Runs one task of the calling worker's own queue if the caller is one of this pool's
     /// workers (see [`yield_local`](crate::yield_local)); `None` elsewhere.
     pub fn yield_local(&self) -> Option<Yield> {
-        self.here().map(free::yield_local_on)
+        here(self).and_then(|_| free::yield_local())
     }
 
     /// Whether the calling worker's own queue holds tasks not yet started, if the caller is
     /// one of this pool's workers (see
     /// [`current_thread_has_pending_tasks`](crate::current_thread_has_pending_tasks)).
     pub fn current_thread_has_pending_tasks(&self) -> Option<bool> {
-        self.here().map(free::has_pending_tasks)
+        here(self).and_then(|_| free::current_thread_has_pending_tasks())
     }
 
     /// Runs `op` once on every worker of this pool; the results come in worker order (see
@@ -166,7 +124,7 @@ impl ThreadPool {
         OP: Fn(BroadcastContext<'_>) -> R + Sync,
         R: Send,
     {
-        broadcast::run(self.pool.registry(), op)
+        broadcast::run(self.registry(), op)
     }
 
     /// Runs `op` once on every worker of this pool, and returns at once (see
@@ -175,16 +133,16 @@ impl ThreadPool {
     where
         OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
     {
-        broadcast::spawn_in(self.pool.registry(), op)
+        broadcast::spawn_in(self.registry(), op)
     }
 
     /// The number of workers in this pool.
     pub fn current_num_threads(&self) -> usize {
-        self.pool.workers()
+        self.workers()
     }
 
     /// The index of the calling thread in this pool, if it is one of its workers.
     pub fn current_thread_index(&self) -> Option<usize> {
-        self.here().map(Worker::index)
+        here(self).map(Worker::index)
     }
 }

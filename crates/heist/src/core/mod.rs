@@ -8,7 +8,6 @@ pub(crate) mod deque;
 pub(crate) mod detached;
 pub(crate) mod frame;
 pub(crate) mod latch;
-pub(crate) mod lifecycle;
 #[cfg(all(test, loom))]
 mod loom_deque;
 #[cfg(all(test, loom))]

@@ -6,7 +6,6 @@
 
 use crate::core::deque::Deque;
 use crate::core::frame::Roots;
-use crate::core::lifecycle::Lifecycle;
 use crate::core::mem::OutOfMemory;
 use crate::core::schedule::Schedule;
 use crate::core::sleep::Sleep;
@@ -94,8 +93,6 @@ pub(crate) struct Registry {
     pub(crate) detached: crate::core::detached::Detached,
     /// Work offered by the layers above (teams forming, reductions to help).
     pub(crate) sources: Sources,
-    /// rayon's start and exit handlers, run by each worker around its loop.
-    pub(crate) lifecycle: Lifecycle,
     /// Detached tasks made and done on each worker (`crate::core::spawn`).
     pub(crate) spawns: crate::core::spawn::Counts,
 }
@@ -150,7 +147,6 @@ impl Registry {
             terminate: AtomicBool::new(false),
             detached: Default::default(),
             sources: Sources::new(sources),
-            lifecycle: Default::default(),
             spawns: crate::core::spawn::Counts::new(workers),
         })
     }

@@ -113,8 +113,13 @@ unsafe impl Home for InWorkerSeat {
         - (offset_of!(WorkerInfo, seat) + offset_of!(Worker, owner)) as isize;
 }
 
-/// A worker thread's body.
-pub(crate) fn main(registry: Arc<Registry>, index: usize) {
+/// A worker thread's body: `around` runs the scheduling loop it is given, once, with the
+/// worker current (the pool's start and exit handlers go around it: `pool/threads.rs`).
+pub(crate) fn main(
+    registry: Arc<Registry>,
+    index: usize,
+    around: impl FnOnce(&Registry, &mut dyn FnMut()),
+) {
     // Keeps the seat's memory alive until the worker in it has been dropped, also when
     // the worker's own `Arc` is the last one otherwise.
     let keep = Arc::clone(&registry);
@@ -122,8 +127,9 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize) {
     w.sched().start(w);
     CURRENT.with(|c| c.set(w));
     let (lo, hi) = w.owner.hot_words();
-    let run = || colour_stack(lo, hi, COLOUR_TRIES, &mut || w.run_loop());
-    keep.lifecycle.around(&keep, index, run);
+    around(&keep, &mut || {
+        colour_stack(lo, hi, COLOUR_TRIES, &mut || w.run_loop())
+    });
     CURRENT.with(|c| c.set(ptr::null()));
     let seat = keep.infos[index].seat.get();
     // SAFETY: the worker was written by `seat`, and nothing refers to it any more: its

@@ -184,7 +184,7 @@ where
 ///         s.fetch_add(1 << cx.index(), Ordering::SeqCst);
 ///     })
 /// });
-/// pool.as_pool().barrier(); // waits for the spawned calls
+/// pool.barrier(); // waits for the spawned calls
 /// assert_eq!(seen.load(Ordering::SeqCst), 0b111);
 /// ```
 pub fn spawn_broadcast<OP>(op: OP)
