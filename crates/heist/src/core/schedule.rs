@@ -80,7 +80,7 @@ pub(crate) trait Schedule: Send + Sync {
     /// pool's count of detached tasks.
     fn barrier_at_root(&self, r: &Arc<Registry>, w: Option<&Worker>) -> bool;
 
-    /// The pool's last handle was dropped (`barrier::close`): its workers stop once every
+    /// The pool's last handle was dropped (`detached::close`): its workers stop once every
     /// detached task is done and the scheduler is `quiet`.
     fn close(&self, _r: &Registry) {}
 

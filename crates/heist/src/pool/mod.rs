@@ -297,7 +297,7 @@ pub(crate) fn set_global(pool: Pool) -> Result<(), Pool> {
 }
 
 impl Pool {
-    /// Marks this pool as the global one, which nobody drops (see `barrier::hand_on`).
+    /// Marks this pool as the global one, which nobody drops (see `detached::hand_on`).
     fn make_global(&self) {
         self.registry.detached.global.store(true, SeqCst);
     }
