@@ -15,12 +15,6 @@
 //!
 //! The mask is restored only if it is still the narrowed one: should the worker change
 //! its own mask in the few microseconds between, its change stands.
-//!
-//! A sleeper that went to sleep on another CPU than its waker's is woken plainly: the
-//! kernel starts a woken thread on the CPU it last ran on when that one is idle, and
-//! the narrowing costs the waker three system calls, two of them before the wake-up (7
-//! to 12 µs of the hand-off on these VMs, timed inside a Lace hand-off while another
-//! build ran).
 
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicI32};
@@ -54,8 +48,6 @@ pub(crate) fn pin_nth(n: usize) {
 pub(crate) struct Place {
     /// The sleeper's thread id; 0 until it first sleeps.
     tid: AtomicI32,
-    /// The CPU it went to sleep on, plus one; 0 if unknown.
-    cpu: AtomicI32,
     /// A waker has narrowed the mask and not yet restored it. Another waker meanwhile
     /// wakes plainly: it would read the narrowed mask and restore that one.
     narrowed: AtomicBool,
@@ -74,7 +66,6 @@ impl Place {
     /// Records the calling thread as the sleeper; call before waiting.
     pub(crate) fn enter(&self) {
         self.tid.store(imp::tid(), Relaxed);
-        self.cpu.store(imp::cpu().saturating_add(1), Relaxed);
     }
 
     /// Wakes the sleeper with `notify`, keeping it off the caller's CPU while the kernel
@@ -85,17 +76,11 @@ impl Place {
     pub(crate) fn wake_apart(&self, notify: impl FnOnce()) {
         let tid = self.tid.load(Relaxed);
         let waker_works = crate::core::worker::with_current(|w| w.is_some());
-        if tid == 0 || !waker_works {
-            return notify();
-        }
-        let here = imp::cpu();
-        let slept_on = self.cpu.load(Relaxed);
-        let elsewhere = here >= 0 && slept_on > 0 && slept_on - 1 != here;
-        if elsewhere || self.narrowed.swap(true, Acquire) {
+        if tid == 0 || !waker_works || self.narrowed.swap(true, Acquire) {
             return notify();
         }
         let _narrowed = Narrowed(&self.narrowed);
-        imp::wake_apart(tid, here, notify)
+        imp::wake_apart(tid, notify)
     }
 }
 
@@ -152,7 +137,9 @@ mod imp {
     /// thread's CPU, if it may use another; then gives it its mask back. A sleeping
     /// thread is placed on a CPU when woken, so it starts elsewhere, and moving it back
     /// within its mask costs nothing.
-    pub(super) fn wake_apart(tid: i32, cpu: i32, notify: impl FnOnce()) {
+    pub(super) fn wake_apart(tid: i32, notify: impl FnOnce()) {
+        // SAFETY: `sched_getcpu` takes no arguments.
+        let cpu = unsafe { sched_getcpu() };
         let mut mask: CpuSet = [0; 16];
         // SAFETY: `mask` is a writable `cpu_set_t` of `SET_BYTES` bytes, the size passed;
         // `tid` names a thread of this process (a worker, alive while its pool is).
@@ -175,12 +162,6 @@ mod imp {
             narrowed: apart,
         };
         notify();
-    }
-
-    /// The CPU the calling thread runs on, or -1.
-    pub(super) fn cpu() -> i32 {
-        // SAFETY: `sched_getcpu` takes no arguments.
-        unsafe { sched_getcpu() }
     }
 
     /// The CPUs the calling thread may run on.
@@ -221,11 +202,7 @@ mod imp {
         0
     }
 
-    pub(super) fn cpu() -> i32 {
-        -1
-    }
-
-    pub(super) fn wake_apart(_: i32, _: i32, notify: impl FnOnce()) {
+    pub(super) fn wake_apart(_: i32, notify: impl FnOnce()) {
         notify()
     }
 
@@ -274,7 +251,7 @@ mod tests {
         let all = allowed_cpus();
         let (tid, go, out) = sleeper(None);
         let mut during = Vec::new();
-        imp::wake_apart(tid, imp::cpu(), || during = mask_of(tid));
+        imp::wake_apart(tid, || during = mask_of(tid));
         go.send(()).unwrap();
         if all.len() > 1 {
             assert_eq!(
@@ -289,14 +266,14 @@ mod tests {
         assert_eq!(out.recv().unwrap(), all, "the mask is restored");
         // A thread pinned to one CPU keeps it.
         let (tid, go, out) = sleeper(Some(0));
-        imp::wake_apart(tid, imp::cpu(), || during = mask_of(tid));
+        imp::wake_apart(tid, || during = mask_of(tid));
         go.send(()).unwrap();
         assert_eq!(during, [all[0]]);
         assert_eq!(out.recv().unwrap(), [all[0]]);
         // A mask changed while narrowed stays as changed: here to the CPU left out.
         let (tid, go, out) = sleeper(None);
         let mut set = Vec::new();
-        imp::wake_apart(tid, imp::cpu(), || {
+        imp::wake_apart(tid, || {
             let now = mask_of(tid);
             set = match all.iter().find(|c| !now.contains(c)) {
                 Some(&c) => vec![c],
