@@ -102,8 +102,14 @@ impl Schedule for Lace {
     /// Thieves ask through the gate itself: nothing to answer.
     fn poll(&self, _w: &Worker) {}
 
+    /// A root taken from outside is where the pool's next work appears: one sleeper is
+    /// woken to look at this worker's deque first, so that its wake-up runs while the
+    /// root starts rather than after the root's first push has shared a task (relay's
+    /// manager does the same).
     fn take_injected(&self, w: &Worker) -> Option<Job> {
-        w.registry().take_from_injector(w.roots())
+        let job = w.registry().take_from_injector(w.roots())?;
+        w.registry().sleep.wake_one_for(w.index());
+        Some(job)
     }
 
     /// Shares half of the private tasks if a thief asked (its split request) or a sleeper
