@@ -3,13 +3,10 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-fn fib(w: &heist::Worker, n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = w.join(move |w| fib(w, n - 1), move |w| fib(w, n - 2));
-    a + b
-}
+#[path = "../tests/support/fib.rs"]
+mod fib;
+
+use fib::fib;
 
 fn fib_seq(n: u64) -> u64 {
     if n < 2 {

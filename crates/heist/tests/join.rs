@@ -2,20 +2,10 @@
 
 mod support;
 
+use support::{fib, fib_seq};
+
 use heist::{Pool, Scheduler, Worker};
 use std::panic::{self, AssertUnwindSafe};
-
-fn fib(w: &Worker, n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = w.join(|w| fib(w, n - 1), |w| fib(w, n - 2));
-    a + b
-}
-
-fn fib_seq(n: u64) -> u64 {
-    (0..n).fold((0u64, 1u64), |(a, b), _| (b, a + b)).0
-}
 
 fn pools() -> Vec<Pool> {
     let mut v = Vec::new();
@@ -133,12 +123,7 @@ fn a_pool_called_back_from_a_pool_it_waits_for_does_not_deadlock() {
 fn full_deque_runs_tasks_inline() {
     for s in [Scheduler::Lace, Scheduler::Relay] {
         for n in [1, 2, 4] {
-            let pool = Pool::builder()
-                .workers(n)
-                .scheduler(s)
-                .deque_capacity(3)
-                .build()
-                .unwrap();
+            let pool = support::pool(s, n, 3);
             assert_eq!(pool.run(|w| fib(w, 20)), 6765);
         }
     }
@@ -175,12 +160,7 @@ fn full_deque_with_marks_and_spawns_runs_every_task_once() {
     for s in [Scheduler::Lace, Scheduler::Relay] {
         for n in [1, 2, 3, 8] {
             for cap in [1, 2, 3, 5] {
-                let pool = Pool::builder()
-                    .workers(n)
-                    .scheduler(s)
-                    .deque_capacity(cap)
-                    .build()
-                    .unwrap();
+                let pool = support::pool(s, n, cap);
                 let sum = AtomicU64::new(0);
                 let r = pool.run(|w| fib_marked(w, 16, &sum));
                 assert_eq!(r, 987, "{s:?} {n} workers, {cap} slots");

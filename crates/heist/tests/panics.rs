@@ -13,7 +13,7 @@
 
 mod support;
 
-use heist::{Pool, Scheduler, Worker};
+use heist::{Pool, Scheduler};
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
 use std::process::{Command, Stdio};
@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
-use support::{threads_named, wait_threads};
+use support::{fib, threads_named, wait_threads};
 
 const CASE: &str = "HEIST_PANICS_CASE";
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -44,14 +44,6 @@ fn defuse(p: Box<dyn Any + Send>) {
 
 fn is_plain(p: &(dyn Any + Send), msg: &str) -> bool {
     p.downcast_ref::<&str>() == Some(&msg)
-}
-
-fn fib(w: &Worker, n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = w.join(move |w| fib(w, n - 1), move |w| fib(w, n - 2));
-    a + b
 }
 
 fn scheduler(tag: &str) -> Scheduler {
@@ -370,12 +362,7 @@ fn thread_name_panics(s: Scheduler, tag: &str) {
 fn forgotten_promise(s: Scheduler) {
     for cap in [1, 2, 1 << 14] {
         for n in [1, 2] {
-            let pool = Pool::builder()
-                .workers(n)
-                .scheduler(s)
-                .deque_capacity(cap)
-                .build()
-                .unwrap();
+            let pool = support::pool(s, n, cap);
             let r = pool.run(|w| {
                 panic::catch_unwind(AssertUnwindSafe(|| {
                     w.promises(|f| std::mem::forget(f.spawn(|_| -> u32 { panic!("forgotten") })))
@@ -404,12 +391,7 @@ fn forgotten_promise(s: Scheduler) {
 /// panic of one joined out of order reaches its joiner while the others finish.
 fn promises_order(s: Scheduler) {
     for cap in [1, 2, 3, 64, 1 << 14] {
-        let pool = Pool::builder()
-            .workers(2)
-            .scheduler(s)
-            .deque_capacity(cap)
-            .build()
-            .unwrap();
+        let pool = support::pool(s, 2, cap);
         for order in 0..6usize {
             let sum = pool.run(|w| {
                 w.promises(|f| {

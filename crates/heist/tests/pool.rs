@@ -7,21 +7,14 @@
 
 mod support;
 
+use support::{fib, fib_seq};
+
 use heist::{BuildError, Pool, Scheduler, Worker};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-fn fib(w: &Worker, n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = w.join(move |w| fib(w, n - 1), move |w| fib(w, n - 2));
-    a + b
-}
 
 fn fib_tls(n: u64) -> u64 {
     if n < 2 {
@@ -29,17 +22,6 @@ fn fib_tls(n: u64) -> u64 {
     }
     let (a, b) = heist::join(|| fib_tls(n - 1), || fib_tls(n - 2));
     a + b
-}
-
-/// Runs `f`, turning a panic into `Err(message)`.
-fn catching<R>(f: impl FnOnce() -> R) -> Result<R, String> {
-    panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| match p.downcast::<String>() {
-        Ok(s) => *s,
-        Err(p) => match p.downcast::<&str>() {
-            Ok(s) => s.to_string(),
-            Err(_) => "<non-string panic>".to_string(),
-        },
-    })
 }
 
 fn thread_name() -> String {
@@ -265,9 +247,9 @@ fn child_global_pool_from_env() {
 /// builder reports the same error unless told explicitly what to do.
 fn expect_broken_global(err: BuildError, words: &[&str]) {
     assert_eq!(heist::global().unwrap_err(), err);
-    let msg = catching(|| heist::join(|| 1, || 2)).unwrap_err();
+    let msg = support::catching(|| heist::join(|| 1, || 2)).unwrap_err();
     assert!(words.iter().all(|w| msg.contains(w)), "join: {msg}");
-    let msg = catching(|| heist::scope(|_| ())).unwrap_err();
+    let msg = support::catching(|| heist::scope(|_| ())).unwrap_err();
     assert!(words.iter().all(|w| msg.contains(w)), "scope: {msg}");
     assert_eq!(heist::global().unwrap_err(), err, "a second look");
     assert_eq!(Pool::builder().build().unwrap_err(), err);
@@ -437,7 +419,7 @@ fn scope_tasks_spawn_more_tasks() {
 fn a_panic_in_a_spawned_task_is_raised_at_scope_end_after_its_siblings() {
     for pool in pools() {
         let done = AtomicUsize::new(0);
-        let r = catching(|| {
+        let r = support::catching(|| {
             pool.run(|w| {
                 w.scope(|s| {
                     for i in 0..20 {
@@ -467,7 +449,7 @@ fn a_panic_in_a_spawned_task_is_raised_at_scope_end_after_its_siblings() {
 fn a_panic_in_the_scope_body_is_raised_after_the_spawned_tasks() {
     for pool in pools() {
         let done = AtomicUsize::new(0);
-        let r = catching(|| {
+        let r = support::catching(|| {
             pool.run(|w| {
                 w.scope(|s| {
                     for i in 0..10 {
@@ -484,7 +466,7 @@ fn a_panic_in_the_scope_body_is_raised_after_the_spawned_tasks() {
         assert_eq!(r, Err("scope body failed".to_string()), "{pool:?}");
         assert_eq!(done.load(SeqCst), 10, "{pool:?}");
         // The body's panic wins over a spawned task's.
-        let r = catching(|| {
+        let r = support::catching(|| {
             pool.run(|w| {
                 w.scope(|s| {
                     s.spawn(|_| panic!("spawned"));
@@ -556,10 +538,6 @@ fn heist_join_and_scope_on_a_worker_stay_on_its_pool() {
             "{s:?} {names:?}"
         );
     }
-}
-
-fn fib_seq(n: u64) -> u64 {
-    (0..n).fold((0u64, 1u64), |(a, b), _| (b, a + b)).0
 }
 
 // ---- idle CPU ----

@@ -5,9 +5,12 @@
 // whether or not the handle type has drop glue.
 #![allow(clippy::drop_non_drop, clippy::forget_non_drop)]
 
+mod support;
+
 use heist::{Pool, Scheduler, Worker};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use support::pool;
 
 fn pools() -> Vec<Pool> {
     let mut v = Vec::new();
@@ -17,15 +20,6 @@ fn pools() -> Vec<Pool> {
         }
     }
     v
-}
-
-fn pool(s: Scheduler, workers: usize, capacity: usize) -> Pool {
-    Pool::builder()
-        .workers(workers)
-        .scheduler(s)
-        .deque_capacity(capacity)
-        .build()
-        .unwrap()
 }
 
 fn fib(w: &Worker, n: u64) -> u64 {
@@ -288,31 +282,36 @@ fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) ->
         .expect("finished within a minute")
 }
 
+/// Runs `body` fifty times on each of `pools()`, within a minute, with a fresh counter
+/// each time, and checks that it returns `want`.
+fn fifty_times_on_each_pool(want: u64, body: fn(&Worker, &AtomicUsize) -> u64) {
+    within_a_minute(move || {
+        for pool in pools() {
+            for _ in 0..50 {
+                let ran = AtomicUsize::new(0);
+                assert_eq!(pool.run(|w| body(w, &ran)), want, "{pool:?}");
+            }
+        }
+    });
+}
+
 /// An outer scope may push into an inner one that has no slots yet: the outer slot then
 /// lies at the inner scope's base. The inner scope must not push above it (its tasks go to
 /// its overflow), and its end must not drain it: the outer handle still joins it after
 /// the inner scope ended.
 #[test]
 fn an_outer_slot_at_the_base_of_an_empty_inner_scope_stays_the_outer_ones() {
-    within_a_minute(|| {
-        for pool in pools() {
-            for _ in 0..50 {
-                let ran = AtomicUsize::new(0);
-                let r = pool.run(|w| {
-                    w.promises(|outer| {
-                        let (o, y) = w.promises(|inner| {
-                            let o = outer.spawn(|w| fib(w, 12));
-                            drop(inner.spawn(|_| ran.fetch_add(1, Ordering::Relaxed)));
-                            let y = inner.spawn(|_| 3u64);
-                            (o, y.join())
-                        });
-                        assert_eq!(ran.load(Ordering::Relaxed), 1, "inner task done at its end");
-                        o.join() + y
-                    })
-                });
-                assert_eq!(r, 144 + 3, "{pool:?}");
-            }
-        }
+    fifty_times_on_each_pool(144 + 3, |w, ran| {
+        w.promises(|outer| {
+            let (o, y) = w.promises(|inner| {
+                let o = outer.spawn(|w| fib(w, 12));
+                drop(inner.spawn(|_| ran.fetch_add(1, Ordering::Relaxed)));
+                let y = inner.spawn(|_| 3u64);
+                (o, y.join())
+            });
+            assert_eq!(ran.load(Ordering::Relaxed), 1, "inner task done at its end");
+            o.join() + y
+        })
     });
 }
 
@@ -321,35 +320,27 @@ fn an_outer_slot_at_the_base_of_an_empty_inner_scope_stays_the_outer_ones() {
 /// its end would not find them. Outer spawns inside the body go to the overflow.
 #[test]
 fn an_outer_handle_joined_inside_a_worker_scope_leaves_the_scope_tasks_inside() {
-    within_a_minute(|| {
-        for pool in pools() {
-            for _ in 0..50 {
-                let ran = AtomicUsize::new(0);
-                let r = pool.run(|w| {
-                    w.promises(|outer| {
-                        let a = outer.spawn(|w| fib(w, 10));
-                        let (x, b) = w.scope(|s| {
-                            let x = a.join();
-                            s.spawn(|_| {
-                                ran.fetch_add(1, Ordering::Relaxed);
-                            });
-                            let b = outer.spawn(|_| 4u64);
-                            s.spawn(|_| {
-                                ran.fetch_add(1, Ordering::Relaxed);
-                            });
-                            (x, b)
-                        });
-                        assert_eq!(
-                            ran.load(Ordering::Relaxed),
-                            2,
-                            "scope tasks done at its end"
-                        );
-                        x + b.join()
-                    })
+    fifty_times_on_each_pool(55 + 4, |w, ran| {
+        w.promises(|outer| {
+            let a = outer.spawn(|w| fib(w, 10));
+            let (x, b) = w.scope(|s| {
+                let x = a.join();
+                s.spawn(|_| {
+                    ran.fetch_add(1, Ordering::Relaxed);
                 });
-                assert_eq!(r, 55 + 4, "{pool:?}");
-            }
-        }
+                let b = outer.spawn(|_| 4u64);
+                s.spawn(|_| {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                });
+                (x, b)
+            });
+            assert_eq!(
+                ran.load(Ordering::Relaxed),
+                2,
+                "scope tasks done at its end"
+            );
+            x + b.join()
+        })
     });
 }
 

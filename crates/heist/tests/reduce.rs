@@ -2,7 +2,7 @@
 //! re-raised with every task dropped once, unordered ops, nesting; both schedulers, pools
 //! of 1, 2, 3, 5, 8 and 16 workers, each test under a timeout.
 
-use heist::Pool;
+use heist::{Pool, ReduceCtx};
 use std::collections::HashSet;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -10,25 +10,24 @@ use std::sync::Mutex;
 use std::thread;
 
 mod reduce_team_pools;
-use reduce_team_pools::each_pool;
+use reduce_team_pools::{each_pool, push_children};
 
 /// fib(n) as the number of leaves with value 1 (Blaze's formulation).
 fn fib_tasks(pool: &Pool, n: u64) -> u64 {
-    pool.reduce_tasks(
-        n,
-        || 0u64,
-        |a, b| a + b,
-        |ctx, mut n| {
-            if n < 2 {
-                return n;
-            }
-            while n > 1 {
-                ctx.push(n - 2);
-                n -= 1;
-            }
-            1
-        },
-    )
+    pool.reduce_tasks(n, || 0u64, |a, b| a + b, fib_node)
+}
+
+/// A node of the fib task tree: pushes fib(n - 2), fib(n - 3), ..., fib(0), and counts
+/// the one leaf of fib(n - 1) that it walks down to.
+fn fib_node(ctx: &ReduceCtx<'_, u64>, mut n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    while n > 1 {
+        ctx.push(n - 2);
+        n -= 1;
+    }
+    1
 }
 
 fn fib(n: u64) -> u64 {
@@ -88,10 +87,7 @@ fn identity_runs_at_most_once_per_worker() {
                 },
                 |a, b| a + b,
                 |ctx, d| {
-                    if d > 0 {
-                        ctx.push(d - 1);
-                        ctx.push(d - 1);
-                    }
+                    push_children(ctx, d);
                     1
                 },
             );
@@ -191,26 +187,10 @@ fn nested_reductions_work() {
             || 0u64,
             |a, b| a + b,
             |ctx, d| {
-                if d > 0 {
-                    ctx.push(d - 1);
-                    ctx.push(d - 1);
-                }
+                push_children(ctx, d);
                 // Each node counts the leaves of a fib tree of its own.
-                ctx.worker().reduce_tasks(
-                    10u64,
-                    || 0u64,
-                    |a, b| a + b,
-                    |c, mut n| {
-                        if n < 2 {
-                            return n;
-                        }
-                        while n > 1 {
-                            c.push(n - 2);
-                            n -= 1;
-                        }
-                        1
-                    },
-                )
+                ctx.worker()
+                    .reduce_tasks(10u64, || 0u64, |a, b| a + b, fib_node)
             },
         );
         assert_eq!(total, 127 * fib(10));

@@ -43,12 +43,7 @@ fn each_pool(mut f: impl FnMut(&Pool, &str)) {
     for s in [Scheduler::Lace, Scheduler::Relay] {
         for n in support::worker_counts(&WORKERS) {
             for cap in CAPACITIES {
-                let pool = Pool::builder()
-                    .workers(n)
-                    .scheduler(s)
-                    .deque_capacity(cap)
-                    .build()
-                    .unwrap();
+                let pool = support::pool(s, n, cap);
                 f(&pool, &format!("{s:?}, {n} workers, capacity {cap}"));
             }
         }

@@ -8,10 +8,12 @@
 
 mod support;
 
+use support::{fib, fib_seq};
+
 use heist::{Pool, Scheduler, Scope, Worker};
 use std::collections::BTreeSet;
 use std::hint::black_box;
-use std::panic::{self, AssertUnwindSafe};
+use std::panic;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Once;
 
@@ -215,52 +217,9 @@ fn seq_eval(n: &Node) -> Outcome {
     }
 }
 
-/// Runs `f`, turning a panic into `Err(message)`.
-fn catching<R>(f: impl FnOnce() -> R) -> Result<R, String> {
-    panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| match p.downcast::<String>() {
-        Ok(s) => *s,
-        Err(p) => match p.downcast::<&str>() {
-            Ok(s) => s.to_string(),
-            Err(_) => "<non-string panic>".to_string(),
-        },
-    })
-}
-
-/// The parallel evaluation, with the worker passed explicitly (`Worker::join`,
-/// `Worker::scope`).
-fn par_eval(w: &Worker, n: &Node, runs: &AtomicUsize) -> u64 {
-    match n {
-        Node::Leaf { val, panics } => {
-            runs.fetch_add(1, Relaxed);
-            if *panics {
-                panic::panic_any(leaf_msg(*val));
-            }
-            leaf_value(*val)
-        }
-        Node::Join {
-            tag,
-            left,
-            right,
-            catch,
-        } => {
-            let run = || w.join(|w| par_eval(w, left, runs), |w| par_eval(w, right, runs));
-            let (l, r) = if *catch {
-                match catching(run) {
-                    Ok(lr) => lr,
-                    Err(_) => return tag ^ CAUGHT,
-                }
-            } else {
-                run()
-            };
-            join_value(*tag, l, r)
-        }
-        Node::Scope { .. } => scope_node(n, runs, Some(w)),
-    }
-}
-
-/// The parallel evaluation without a worker in hand (`heist::join`, `heist::scope`), as
-/// code inside scope tasks has to do.
-fn par_eval_tls(n: &Node, runs: &AtomicUsize) -> u64 {
+/// The parallel evaluation: on `w` if given (`Worker::join`, `Worker::scope`), else
+/// through `heist::join` and `heist::scope`, as code inside scope tasks has to do.
+fn par_eval(n: &Node, runs: &AtomicUsize, w: Option<&Worker>) -> u64 {
     match n {
         Node::Leaf { .. } => par_eval_leaf(n, runs),
         Node::Join {
@@ -268,20 +227,32 @@ fn par_eval_tls(n: &Node, runs: &AtomicUsize) -> u64 {
             left,
             right,
             catch,
-        } => {
-            let run = || heist::join(|| par_eval_tls(left, runs), || par_eval_tls(right, runs));
-            let (l, r) = if *catch {
-                match catching(run) {
-                    Ok(lr) => lr,
-                    Err(_) => return tag ^ CAUGHT,
-                }
-            } else {
-                run()
-            };
-            join_value(*tag, l, r)
-        }
-        Node::Scope { .. } => scope_node(n, runs, None),
+        } => join_node(*tag, *catch, || match w {
+            Some(w) => w.join(
+                |w| par_eval(left, runs, Some(w)),
+                |w| par_eval(right, runs, Some(w)),
+            ),
+            None => heist::join(
+                || par_eval(left, runs, None),
+                || par_eval(right, runs, None),
+            ),
+        }),
+        Node::Scope { .. } => scope_node(n, runs, w),
     }
+}
+
+/// A join node's value from its children's, which `run` evaluates in parallel; a panic
+/// in them gives the caught mark if the node catches, else goes on up.
+fn join_node(tag: u64, catch: bool, run: impl FnOnce() -> (u64, u64)) -> u64 {
+    let (l, r) = if catch {
+        match support::catching(run) {
+            Ok(lr) => lr,
+            Err(_) => return tag ^ CAUGHT,
+        }
+    } else {
+        run()
+    };
+    join_value(tag, l, r)
 }
 
 fn par_eval_leaf(n: &Node, runs: &AtomicUsize) -> u64 {
@@ -316,7 +287,7 @@ fn scope_node(n: &Node, runs: &AtomicUsize, w: Option<&Worker>) -> u64 {
         }
     };
     if *catch {
-        if catching(run).is_err() {
+        if support::catching(run).is_err() {
             return tag ^ CAUGHT;
         }
     } else {
@@ -344,24 +315,16 @@ fn scope_body<'s>(
             s.spawn(move |s| {
                 if let Some((rest, out_rest)) = more {
                     for (kid, o) in rest.iter().zip(out_rest.iter_mut()) {
-                        s.spawn(move |_| *o = par_eval_tls(kid, runs));
+                        s.spawn(move |_| *o = par_eval(kid, runs, None));
                     }
                 }
-                *o = par_eval_tls(kid, runs);
+                *o = par_eval(kid, runs, None);
             });
         }
         if let Some(tag) = body_panic {
             panic::panic_any(body_msg(tag));
         }
     }
-}
-
-fn fib(w: &Worker, n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = w.join(move |w| fib(w, n - 1), move |w| fib(w, n - 2));
-    a + b
 }
 
 /// Runs random trees `seeds` on `pool`, alternating between the explicit-worker and the
@@ -372,11 +335,11 @@ fn check_trees(pool: &Pool, seeds: std::ops::Range<u64>, shape: &Shape) {
         let tree = build(&mut rng, 0, shape, &mut shape.max_nodes.clone());
         let expected = seq_eval(&tree);
         let runs = AtomicUsize::new(0);
-        let got = catching(|| {
+        let got = support::catching(|| {
             if seed % 2 == 0 {
-                pool.run(|w| par_eval(w, &tree, &runs))
+                pool.run(|w| par_eval(&tree, &runs, Some(w)))
             } else {
-                pool.run(|_| par_eval_tls(&tree, &runs))
+                pool.run(|_| par_eval(&tree, &runs, None))
             }
         });
         let ctx = format!("{pool:?} seed {seed}");
@@ -491,7 +454,7 @@ fn many_threads_submit_small_runs_concurrently() {
                         for i in 0..150u64 {
                             let k = 5 + (t + i) % 8;
                             if i % 25 == 7 {
-                                let r = catching(|| {
+                                let r = support::catching(|| {
                                     pool.run(|w| {
                                         w.join(
                                             |w| fib(w, k),
@@ -514,10 +477,6 @@ fn many_threads_submit_small_runs_concurrently() {
     }
 }
 
-fn fib_seq(n: u64) -> u64 {
-    (0..n).fold((0u64, 1u64), |(a, b), _| (b, a + b)).0
-}
-
 /// Deques of 2 to 4 slots overflow at every other level: full pushes run inline while
 /// thieves steal what fits.
 #[test]
@@ -530,12 +489,7 @@ fn tiny_deques_overflow_under_stealing() {
     };
     for s in [Scheduler::Lace, Scheduler::Relay] {
         for (cap, n) in [(2, 2), (3, 8), (4, 4)] {
-            let pool = Pool::builder()
-                .workers(n)
-                .scheduler(s)
-                .deque_capacity(cap)
-                .build()
-                .unwrap();
+            let pool = support::pool(s, n, cap);
             for d in [10, 16, 20] {
                 assert_eq!(pool.run(|w| fib(w, d)), fib_seq(d), "{s:?} cap {cap}");
             }

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::thread;
 
 mod reduce_team_pools;
-use reduce_team_pools::each_pool;
+use reduce_team_pools::{each_pool, push_children};
 
 /// Every size from 1 to the pool's.
 fn team_sizes(pool: &Pool) -> std::ops::RangeInclusive<usize> {
@@ -163,13 +163,8 @@ fn a_reduction_and_a_team_run_side_by_side() {
                             || 0u64,
                             |a, b| a + b,
                             |ctx, n| {
-                                if n > 0 {
-                                    ctx.push(n - 1);
-                                    ctx.push(n - 1);
-                                    0
-                                } else {
-                                    1
-                                }
+                                push_children(ctx, n);
+                                u64::from(n == 0)
                             },
                         )
                     },

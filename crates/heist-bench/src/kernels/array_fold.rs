@@ -50,14 +50,11 @@ par_versions!(par, |v: &[f64]| -> f64 { capped(v.par_iter()).sum() });
 
 #[allow(clippy::ptr_arg)]
 fn run(rt: &Runtime, v: &Vec<f64>) -> f64 {
-    par_loop::on_all(
-        rt,
-        || seq(v),
-        || par::heist(v),
-        || par::rayon(v),
-        orx!(|t| {
-            use orx_parallel::*;
-            v.par().num_threads(t).copied().sum()
-        }),
-    )
+    par::on_all(rt, v, || seq(v), orx!(|t| orx_version(v, t)))
+}
+
+#[cfg(feature = "orx")]
+fn orx_version(v: &[f64], t: usize) -> f64 {
+    use orx_parallel::*;
+    v.par().num_threads(t).copied().sum()
 }

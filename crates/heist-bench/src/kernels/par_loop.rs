@@ -54,6 +54,20 @@ macro_rules! par_versions {
                 }
                 $body
             }
+
+            /// Runs `seq`, `heist`, `rayon` or `orx` (on its thread count), whichever
+            /// `rt` names (see `par_loop::on_all`).
+            #[allow(dead_code, clippy::unused_unit)]
+            pub fn on_all(
+                rt: &$crate::runtime::Runtime,
+                $($arg: $ty,)*
+                seq: impl FnOnce() -> $ret,
+                orx: impl FnOnce(usize) -> $ret,
+            ) -> $ret {
+                let heist = || heist($($arg),*);
+                let rayon = || rayon($($arg),*);
+                $crate::kernels::par_loop::on_all(rt, seq, heist, rayon, orx)
+            }
         }
     };
 }

@@ -51,21 +51,18 @@ par_versions!(par, |v: &[f64]| -> f64 {
 
 #[allow(clippy::ptr_arg)]
 fn run(rt: &Runtime, v: &Vec<f64>) -> f64 {
-    par_loop::on_all(
-        rt,
-        || seq(v),
-        || par::heist(v),
-        || par::rayon(v),
-        orx!(|t| {
-            use orx_parallel::*;
-            let mean = v.par().num_threads(t).copied().sum::<f64>() / v.len() as f64;
-            let var = v
-                .par()
-                .num_threads(t)
-                .map(|x| (x - mean) * (x - mean))
-                .sum::<f64>()
-                / v.len() as f64;
-            var.sqrt()
-        }),
-    )
+    par::on_all(rt, v, || seq(v), orx!(|t| orx_version(v, t)))
+}
+
+#[cfg(feature = "orx")]
+fn orx_version(v: &[f64], t: usize) -> f64 {
+    use orx_parallel::*;
+    let mean = v.par().num_threads(t).copied().sum::<f64>() / v.len() as f64;
+    let var = v
+        .par()
+        .num_threads(t)
+        .map(|x| (x - mean) * (x - mean))
+        .sum::<f64>()
+        / v.len() as f64;
+    var.sqrt()
 }

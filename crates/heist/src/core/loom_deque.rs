@@ -82,22 +82,48 @@ struct Pushed<'a> {
 }
 
 /// A deque with its owner beside it, as a worker's seat keeps them (the owner's fast
-/// paths find the gate at a fixed offset from themselves).
-struct Place {
-    dq: Deque,
-    owner: UnsafeCell<MaybeUninit<Owner<Place>>>,
+/// paths find the gate at a fixed offset from themselves), and what else the model's
+/// threads share (`relay::loom_gate`: the channels).
+pub(crate) struct Place<E = ()> {
+    pub(crate) dq: Deque,
+    pub(crate) extra: E,
+    owner: UnsafeCell<MaybeUninit<Owner<Place<E>>>>,
 }
 
-// SAFETY: only the model's owner thread touches `owner`; thieves use `dq` alone.
-unsafe impl Sync for Place {}
-// SAFETY: as above; the owner is written and used on the model's main thread only.
-unsafe impl Send for Place {}
+// SAFETY: only the thread that called `seat_owner` touches `owner`; the others use `dq`
+// and `extra` alone.
+unsafe impl<E: Sync> Sync for Place<E> {}
+// SAFETY: as above; the owner is written and used on one thread only.
+unsafe impl<E: Send> Send for Place<E> {}
 
-// SAFETY: an `Owner<Place>` is only made in `run_model`, in the `owner` field of the
-// `Place` whose `dq` it is for, and `is_home` is checked before use.
-unsafe impl Home for Place {
-    const GATE_OFFSET: isize =
-        (offset_of!(Place, dq) + Deque::GATE_OFFSET) as isize - offset_of!(Place, owner) as isize;
+// SAFETY: an `Owner<Place<E>>` is only made by `seat_owner`, in the `owner` field of the
+// `Place` whose `dq` it is for, and `seat_owner` checks `is_home`.
+unsafe impl<E> Home for Place<E> {
+    const GATE_OFFSET: isize = (offset_of!(Place<E>, dq) + Deque::GATE_OFFSET) as isize
+        - offset_of!(Place<E>, owner) as isize;
+}
+
+impl<E> Place<E> {
+    pub(crate) fn new(capacity: usize, extra: E) -> Self {
+        Place {
+            dq: Deque::new(capacity),
+            extra,
+            owner: UnsafeCell::new(MaybeUninit::uninit()),
+        }
+    }
+
+    /// The deque's `Owner`, written in place beside it.
+    ///
+    /// # Safety
+    /// At most once per place, on the one thread that then uses the owner; the place and
+    /// `counters` outlive every use of it (it owns nothing, so it is never dropped).
+    pub(crate) unsafe fn seat_owner<'a>(&'a self, counters: &'a Counters) -> &'a Owner<Self> {
+        // SAFETY: by the contract no other thread touches `owner`, and this is the only
+        // `Owner` of the deque.
+        let owner = unsafe { (*self.owner.get()).write(Owner::new(&self.dq, counters)) };
+        assert!(owner.is_home());
+        owner
+    }
 }
 
 /// The owner's side: an `Owner` over the shared deque plus the stack of pushed tasks.
@@ -354,11 +380,7 @@ fn thief(place: Arc<Place>, me: usize, attempts: usize) -> usize {
 
 /// Explores `f` with the default preemption bound unless `LOOM_MAX_PREEMPTIONS` is set.
 fn model(f: impl Fn() + Send + Sync + 'static) {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(PREEMPTIONS);
-    }
-    b.check(f);
+    crate::core::sync::loom_model(PREEMPTIONS, f);
 }
 
 /// The shape of one model.
@@ -370,6 +392,17 @@ struct Shape {
     thieves: usize,
     /// Steal attempts per thief.
     attempts: usize,
+}
+
+impl Shape {
+    const fn new(capacity: usize, tasks: usize, thieves: usize, attempts: usize) -> Self {
+        Shape {
+            capacity,
+            tasks,
+            thieves,
+            attempts,
+        }
+    }
 }
 
 /// One execution: a deque, thieves, and the owner running `script`. Checks that every
@@ -396,10 +429,7 @@ fn run_model_with<B>(
 ) where
     B: FnOnce(&()) -> u64 + Send + 'static,
 {
-    let place = Arc::new(Place {
-        dq: Deque::new(shape.capacity),
-        owner: UnsafeCell::new(MaybeUninit::uninit()),
-    });
+    let place = Arc::new(Place::new(shape.capacity, ()));
     let counters = Counters::default();
     let runs = Runs::new(shape.tasks);
     let handles: Vec<_> = (0..shape.thieves)
@@ -409,12 +439,9 @@ fn run_model_with<B>(
             thread::spawn(move || steal(place, i, attempts))
         })
         .collect();
-    // SAFETY: the deque (in `place`) and `counters` outlive every use of the owner, which
-    // ends with this function (the owner owns nothing, so it is never dropped); it is the
-    // only `Owner` of the deque, written in place into its `Place` on this thread alone.
-    let owner: &Owner<Place> =
-        unsafe { (*place.owner.get()).write(Owner::new(&place.dq, &counters)) };
-    assert!(owner.is_home());
+    // SAFETY: the only owner of this new place, used on this thread alone; `place` and
+    // `counters` outlive every use of it, which ends with this function.
+    let owner = unsafe { place.seat_owner(&counters) };
     let dq = &place.dq;
     if relay {
         owner.start_private();
@@ -436,6 +463,15 @@ fn run_model_with<B>(
         !dq.has_shared(),
         "the drained deque still shows shared work"
     );
+}
+
+/// Explores `f`, which records in a `Coverage` the paths each execution takes, and checks
+/// that the explored executions took each of `paths` (see [`Coverage::check`]).
+fn model_covering(paths: &[&str], f: impl Fn(&Coverage) + Send + Sync + 'static) {
+    let cov = Arc::new(Coverage::default());
+    let c = Arc::clone(&cov);
+    model(move || f(&c));
+    cov.check(paths);
 }
 
 /// Paths a model must reach in at least one explored execution, so that it cannot pass by
@@ -460,15 +496,8 @@ impl Coverage {
 /// Two pushes, two pops, then a push and pop that reuse a slot a thief may have run.
 #[test]
 fn loom_one_thief_push_pop() {
-    let cov = Arc::new(Coverage::default());
-    let c = Arc::clone(&cov);
-    model(move || {
-        let shape = Shape {
-            capacity: 2,
-            tasks: 3,
-            thieves: 1,
-            attempts: 3,
-        };
+    model_covering(&["stole task 0", "stole task 2 from a reused slot"], |c| {
+        let shape = Shape::new(2, 3, 1, 3);
         run_model(shape, job, |o| {
             o.push(0);
             o.push(1);
@@ -482,21 +511,13 @@ fn loom_one_thief_push_pop() {
             }
         })
     });
-    cov.check(&["stole task 0", "stole task 2 from a reused slot"]);
 }
 
 /// A full deque runs the task inline (capacity 2, three nested pushes).
 #[test]
 fn loom_one_thief_full_deque() {
-    let cov = Arc::new(Coverage::default());
-    let c = Arc::clone(&cov);
-    model(move || {
-        let shape = Shape {
-            capacity: 2,
-            tasks: 3,
-            thieves: 1,
-            attempts: 2,
-        };
+    model_covering(&["stole task 0"], |c| {
+        let shape = Shape::new(2, 3, 1, 2);
         run_model(shape, job, |o| {
             o.push(0);
             o.push(1);
@@ -507,21 +528,13 @@ fn loom_one_thief_full_deque() {
             }
         })
     });
-    cov.check(&["stole task 0"]);
 }
 
 /// Two thieves race each other and the owner over three tasks.
 #[test]
 fn loom_two_thieves_push_pop() {
-    let cov = Arc::new(Coverage::default());
-    let c = Arc::clone(&cov);
-    model(move || {
-        let shape = Shape {
-            capacity: 3,
-            tasks: 3,
-            thieves: 2,
-            attempts: 2,
-        };
+    model_covering(&["had two tasks stolen"], |c| {
+        let shape = Shape::new(3, 3, 2, 2);
         run_model(shape, job, |o| {
             for id in 0..3 {
                 o.push(id);
@@ -534,7 +547,6 @@ fn loom_two_thieves_push_pop() {
             }
         })
     });
-    cov.check(&["had two tasks stolen"]);
 }
 
 /// Only task 0 is shared after the pushes; a thief that finds nothing more raises a
@@ -542,91 +554,80 @@ fn loom_two_thieves_push_pop() {
 /// can take a task above task 0.
 #[test]
 fn loom_split_request_grows_shared_part() {
-    let cov = Arc::new(Coverage::default());
-    let c = Arc::clone(&cov);
-    model(move || {
-        let shape = Shape {
-            capacity: 3,
-            tasks: 3,
-            thieves: 2,
-            attempts: 2,
-        };
-        run_model(shape, job, |o| {
-            o.push(0);
-            for id in 1..3 {
-                // With tasks below, a slow push can only be a grow (nothing is all-stolen
-                // before the first pop).
-                if o.push(id) == Some(true) {
-                    c.hit(0);
+    model_covering(
+        &["grew on push", "had a task above the first one stolen"],
+        |c| {
+            let shape = Shape::new(3, 3, 2, 2);
+            run_model(shape, job, |o| {
+                o.push(0);
+                for id in 1..3 {
+                    // With tasks below, a slow push can only be a grow (nothing is all-stolen
+                    // before the first pop).
+                    if o.push(id) == Some(true) {
+                        c.hit(0);
+                    }
                 }
-            }
-            for _ in 0..3 {
-                o.pop_and_sync();
-            }
-            if o.stolen.iter().any(|&id| id > 0) {
-                c.hit(1);
-            }
-        })
-    });
-    cov.check(&["grew on push", "had a task above the first one stolen"]);
+                for _ in 0..3 {
+                    o.pop_and_sync();
+                }
+                if o.stolen.iter().any(|&id| id > 0) {
+                    c.hit(1);
+                }
+            })
+        },
+    );
 }
 
 /// The owner finds its only task stolen (a shrink reports all stolen), pushes a new task
 /// above it as leapfrogging does, which must re-publish the deque for thieves, and
 /// syncs both; then it pushes once more after `pop_stolen` left the deque all stolen.
-fn republish(thieves: usize, attempts: usize, cov: &Arc<Coverage>) {
-    let c = Arc::clone(cov);
-    model(move || {
-        let shape = Shape {
-            capacity: 2,
-            tasks: 3,
-            thieves,
-            attempts,
-        };
-        run_model(shape, job, |o| {
-            o.push(0);
-            match o.pop() {
-                None => {
-                    o.push(1);
-                    o.pop_and_sync();
-                }
-                Some(t0) => {
-                    c.hit(0);
-                    assert_eq!(
-                        o.push(1),
-                        Some(true),
-                        "a push after all-stolen must publish"
-                    );
-                    if o.pop_and_sync() {
-                        c.hit(1);
-                    }
-                    o.await_stolen(t0);
-                }
+fn republish(thieves: usize, attempts: usize, c: &Coverage) {
+    let shape = Shape::new(2, 3, thieves, attempts);
+    run_model(shape, job, |o| {
+        o.push(0);
+        match o.pop() {
+            None => {
+                o.push(1);
+                o.pop_and_sync();
             }
-            o.push(2);
-            o.pop_and_sync();
-        })
-    });
+            Some(t0) => {
+                c.hit(0);
+                assert_eq!(
+                    o.push(1),
+                    Some(true),
+                    "a push after all-stolen must publish"
+                );
+                if o.pop_and_sync() {
+                    c.hit(1);
+                }
+                o.await_stolen(t0);
+            }
+        }
+        o.push(2);
+        o.pop_and_sync();
+    })
 }
 
 #[test]
 fn loom_one_thief_republish_after_all_stolen() {
-    let cov = Arc::new(Coverage::default());
-    republish(1, 3, &cov);
-    cov.check(&[
-        "found task 0 stolen",
-        "had task 1 stolen after re-publishing",
-    ]);
+    model_covering(
+        &[
+            "found task 0 stolen",
+            "had task 1 stolen after re-publishing",
+        ],
+        |c| republish(1, 3, c),
+    );
 }
 
 #[test]
 fn loom_two_thieves_republish_after_all_stolen() {
-    let cov = Arc::new(Coverage::default());
-    republish(2, 1, &cov);
-    cov.check(&[
-        "found task 0 stolen",
-        "had task 1 stolen after re-publishing",
-    ]);
+    model_covering(
+        &[
+            "found task 0 stolen",
+            "had task 1 stolen after re-publishing",
+        ],
+        |c| republish(2, 1, c),
+    );
 }
 
 /// An out-of-order join (`promise::join_in_place`): task 0, shared since the first push,
@@ -635,36 +636,31 @@ fn loom_two_thieves_republish_after_all_stolen() {
 /// grow on the next push; a thief that takes it runs nothing. Every task still runs once.
 #[test]
 fn loom_take_back_and_claim() {
-    let cov = Arc::new(Coverage::default());
-    let c = Arc::clone(&cov);
-    model(move || {
-        let shape = Shape {
-            capacity: 4,
-            tasks: 4,
-            thieves: 2,
-            attempts: 2,
-        };
-        run_model(shape, job, |o| {
-            for id in 0..3 {
-                o.push(id);
-            }
-            let t0 = o.stack.remove(0);
-            let in_place = o.join_in_place(&t0);
-            c.hit(if in_place { 0 } else { 1 });
-            o.push(3);
-            for _ in 0..3 {
-                o.pop_and_sync();
-            }
-            if o.pop_claimed(t0, in_place) {
-                c.hit(2);
-            }
-        })
-    });
-    cov.check(&[
-        "took task 0 back and ran it in place",
-        "found task 0 with a thief",
-        "had a thief take the claimed slot",
-    ]);
+    model_covering(
+        &[
+            "took task 0 back and ran it in place",
+            "found task 0 with a thief",
+            "had a thief take the claimed slot",
+        ],
+        |c| {
+            let shape = Shape::new(4, 4, 2, 2);
+            run_model(shape, job, |o| {
+                for id in 0..3 {
+                    o.push(id);
+                }
+                let t0 = o.stack.remove(0);
+                let in_place = o.join_in_place(&t0);
+                c.hit(if in_place { 0 } else { 1 });
+                o.push(3);
+                for _ in 0..3 {
+                    o.pop_and_sync();
+                }
+                if o.pop_claimed(t0, in_place) {
+                    c.hit(2);
+                }
+            })
+        },
+    );
 }
 
 /// A scope's mark (`Worker::push_mark`) on a full deque takes the slot past the capacity,
@@ -672,15 +668,8 @@ fn loom_take_back_and_claim() {
 /// runs nothing; the owner pops it like a claimed slot, waiting for that thief if need be.
 #[test]
 fn loom_mark_on_a_full_deque() {
-    let cov = Arc::new(Coverage::default());
-    let c = Arc::clone(&cov);
-    model(move || {
-        let shape = Shape {
-            capacity: 1,
-            tasks: 2,
-            thieves: 2,
-            attempts: 2,
-        };
+    model_covering(&["had a thief take the mark"], |c| {
+        let shape = Shape::new(1, 2, 2, 2);
         run_model(shape, job, |o| {
             o.push(0);
             o.push_mark()
@@ -694,7 +683,6 @@ fn loom_mark_on_a_full_deque() {
             o.pop_and_sync();
         })
     });
-    cov.check(&["had a thief take the mark"]);
 }
 
 /// A sleeper's last look on Lace (`Worker::lifeline_look`): the sign on the owner's push
@@ -761,100 +749,95 @@ fn lifelines_taken() -> usize {
 /// the sleeper to it. Never neither: that would be a lost wake-up. Before the sleeper
 /// starts, the owner pushes and pops a task of its own, so that the deque is neither all
 /// stolen (whose first push publishes) nor raised (as a new owner's is).
-fn owner_never_returns(relay: bool, cov: &Arc<Coverage>) {
-    let c = Arc::clone(cov);
-    model(move || {
-        let _ = lifelines_taken();
-        let place = Arc::new(Place {
-            dq: Deque::new(2),
-            owner: UnsafeCell::new(MaybeUninit::uninit()),
-        });
-        let counters = Counters::default();
-        let runs = Runs::new(2);
-        // SAFETY: as in `run_model_with`.
-        let owner: &Owner<Place> =
-            unsafe { (*place.owner.get()).write(Owner::new(&place.dq, &counters)) };
-        if relay {
-            owner.start_private();
-        }
-        let warm = owner.fast_slot().expect("room");
-        // SAFETY: the free slot at `head`; the job fits.
-        unsafe { warm.put::<(), _, u64>(job(Arc::clone(&runs), 1)) };
-        assert!(owner.advance(warm), "a new owner's gate is raised");
-        if relay {
-            let held = owner.hold();
-            owner.lower_gate();
-            drop(held);
+fn owner_never_returns(relay: bool, c: &Coverage) {
+    let _ = lifelines_taken();
+    let place = Arc::new(Place::new(2, ()));
+    let counters = Counters::default();
+    let runs = Runs::new(2);
+    // SAFETY: as in `run_model_with`.
+    let owner = unsafe { place.seat_owner(&counters) };
+    if relay {
+        owner.start_private();
+    }
+    let warm = owner.fast_slot().expect("room");
+    // SAFETY: the free slot at `head`; the job fits.
+    unsafe { warm.put::<(), _, u64>(job(Arc::clone(&runs), 1)) };
+    assert!(owner.advance(warm), "a new owner's gate is raised");
+    if relay {
+        let held = owner.hold();
+        owner.lower_gate();
+        drop(held);
+    } else {
+        owner.push_slow(|| false);
+    }
+    let popped = owner.try_pop_private(warm)
+        || if relay {
+            owner.pop_unless_handed_out() == Pop::Private
         } else {
-            owner.push_slow(|| false);
-        }
-        let popped = owner.try_pop_private(warm)
-            || if relay {
-                owner.pop_unless_handed_out() == Pop::Private
-            } else {
-                owner.pop_slow(|| false) == Pop::Private
-            };
-        assert!(popped, "nobody else runs yet");
-        // SAFETY: popped privately; it holds the job `job` made above.
-        assert_eq!(unsafe { run_popped(warm, job) }, expected(1));
+            owner.pop_slow(|| false) == Pop::Private
+        };
+    assert!(popped, "nobody else runs yet");
+    // SAFETY: popped privately; it holds the job `job` made above.
+    assert_eq!(unsafe { run_popped(warm, job) }, expected(1));
 
-        let p = Arc::clone(&place);
-        let sleeper = thread::spawn(move || {
-            if relay {
-                lifeline_relay(p, 0, 1)
-            } else {
-                lifeline_lace(p, 0, 1)
-            }
-        });
-        let slot = owner.fast_slot().expect("room");
-        // SAFETY: the free slot at `head`; the job fits.
-        unsafe { slot.put::<(), _, u64>(job(Arc::clone(&runs), 0)) };
-        let saw_sign = owner.advance(slot);
-        if saw_sign && !relay {
-            owner.push_slow(|| false);
-        }
-        let ran = sleeper.join().unwrap();
-        let by_lifeline = lifelines_taken() > 0;
-        assert!(
-            ran == 1 || saw_sign,
-            "lost: the push did not see the sign, and the sleeper did not reach the task"
-        );
-        if ran == 0 && !relay {
-            assert!(
-                place.dq.has_shared(),
-                "the push saw the sign but did not share"
-            );
-        }
-        if ran == 1 {
-            runs.check_each_ran_once();
-        }
-        if by_lifeline {
-            c.hit(0);
-        }
-        if saw_sign {
-            c.hit(1);
+    let p = Arc::clone(&place);
+    let sleeper = thread::spawn(move || {
+        if relay {
+            lifeline_relay(p, 0, 1)
+        } else {
+            lifeline_lace(p, 0, 1)
         }
     });
+    let slot = owner.fast_slot().expect("room");
+    // SAFETY: the free slot at `head`; the job fits.
+    unsafe { slot.put::<(), _, u64>(job(Arc::clone(&runs), 0)) };
+    let saw_sign = owner.advance(slot);
+    if saw_sign && !relay {
+        owner.push_slow(|| false);
+    }
+    let ran = sleeper.join().unwrap();
+    let by_lifeline = lifelines_taken() > 0;
+    assert!(
+        ran == 1 || saw_sign,
+        "lost: the push did not see the sign, and the sleeper did not reach the task"
+    );
+    if ran == 0 && !relay {
+        assert!(
+            place.dq.has_shared(),
+            "the push saw the sign but did not share"
+        );
+    }
+    if ran == 1 {
+        runs.check_each_ran_once();
+    }
+    if by_lifeline {
+        c.hit(0);
+    }
+    if saw_sign {
+        c.hit(1);
+    }
 }
 
 #[test]
 fn loom_lifeline_lace_owner_never_returns() {
-    let cov = Arc::new(Coverage::default());
-    owner_never_returns(false, &cov);
-    cov.check(&[
-        "reached the task by a lifeline",
-        "had the push see the sign",
-    ]);
+    model_covering(
+        &[
+            "reached the task by a lifeline",
+            "had the push see the sign",
+        ],
+        |c| owner_never_returns(false, c),
+    );
 }
 
 #[test]
 fn loom_lifeline_relay_owner_never_returns() {
-    let cov = Arc::new(Coverage::default());
-    owner_never_returns(true, &cov);
-    cov.check(&[
-        "reached the task by a lifeline",
-        "had the push see the sign",
-    ]);
+    model_covering(
+        &[
+            "reached the task by a lifeline",
+            "had the push see the sign",
+        ],
+        |c| owner_never_returns(true, c),
+    );
 }
 
 /// The owner pushes and pops a task (the first push on Lace publishes it), then pushes and
@@ -863,16 +846,9 @@ fn loom_lifeline_relay_owner_never_returns() {
 /// Every task runs once, and the owner sees stolen exactly what the sleeper ran.
 #[test]
 fn loom_lifeline_lace_races_the_owners_pops() {
-    let cov = Arc::new(Coverage::default());
-    let c = Arc::clone(&cov);
-    model(move || {
+    model_covering(&["had a lifeline share a private task"], |c| {
         let _ = lifelines_taken();
-        let shape = Shape {
-            capacity: 3,
-            tasks: 3,
-            thieves: 1,
-            attempts: 2,
-        };
+        let shape = Shape::new(3, 3, 1, 2);
         run_model_with(shape, job, false, lifeline_lace, |o| {
             // Published and (unless stolen) taken back: the deque is then neither all
             // stolen nor raised, and tasks 1 and 2 stay private.
@@ -887,7 +863,6 @@ fn loom_lifeline_lace_races_the_owners_pops() {
             c.hit(0);
         }
     });
-    cov.check(&["had a lifeline share a private task"]);
 }
 
 /// The relay owner (whose deque no thief touches otherwise) pushes two tasks and pops
@@ -895,16 +870,9 @@ fn loom_lifeline_lace_races_the_owners_pops() {
 /// awaited and released as handed out. Every task runs once.
 #[test]
 fn loom_lifeline_relay_races_the_owners_pops() {
-    let cov = Arc::new(Coverage::default());
-    let c = Arc::clone(&cov);
-    model(move || {
+    model_covering(&["had a lifeline take a private task"], |c| {
         let _ = lifelines_taken();
-        let shape = Shape {
-            capacity: 2,
-            tasks: 2,
-            thieves: 1,
-            attempts: 1,
-        };
+        let shape = Shape::new(2, 2, 1, 1);
         run_model_with(shape, job, true, lifeline_relay, |o| {
             o.push(0);
             o.push(1);
@@ -916,7 +884,6 @@ fn loom_lifeline_relay_races_the_owners_pops() {
             c.hit(0);
         }
     });
-    cov.check(&["had a lifeline take a private task"]);
 }
 
 /// A full deque: the owner's `join` pushes into a spare slot, takes the task back and
@@ -925,31 +892,23 @@ fn loom_lifeline_relay_races_the_owners_pops() {
 /// relay's sleeper makes two lifelines. Neither lifeline reaches the spare slot: every
 /// task runs once, the spare one on the owner. Without the clamp in
 /// `Deque::head_index`, both models fail.
-fn spare_slot_under_a_lifeline(relay: bool, cov: &Arc<Coverage>) {
-    let c = Arc::clone(cov);
-    model(move || {
-        let _ = lifelines_taken();
-        let shape = Shape {
-            capacity: 1,
-            tasks: 2,
-            thieves: 1,
-            attempts: 1,
-        };
-        let thief = if relay {
-            lifelines_relay
-        } else {
-            steal_then_lifeline
-        };
-        run_model_with(shape, job, relay, thief, |o| {
-            // Lace publishes task 0 (the deque starts all stolen); relay keeps it.
-            o.push(0);
-            assert_eq!(o.push(1), None, "a push onto a full deque runs inline");
-            o.pop_and_sync();
-        });
-        if lifelines_taken() > 0 {
-            c.hit(0);
-        }
+fn spare_slot_under_a_lifeline(relay: bool, c: &Coverage) {
+    let _ = lifelines_taken();
+    let shape = Shape::new(1, 2, 1, 1);
+    let thief = if relay {
+        lifelines_relay
+    } else {
+        steal_then_lifeline
+    };
+    run_model_with(shape, job, relay, thief, |o| {
+        // Lace publishes task 0 (the deque starts all stolen); relay keeps it.
+        o.push(0);
+        assert_eq!(o.push(1), None, "a push onto a full deque runs inline");
+        o.pop_and_sync();
     });
+    if lifelines_taken() > 0 {
+        c.hit(0);
+    }
 }
 
 /// A Lace sleeper that steals, then makes its last look (sign, fence, lifeline), then
@@ -967,14 +926,14 @@ fn lifelines_relay(place: Arc<Place>, me: usize, attempts: usize) -> usize {
 
 #[test]
 fn loom_lifeline_lace_spare_slot() {
-    let cov = Arc::new(Coverage::default());
-    spare_slot_under_a_lifeline(false, &cov);
-    cov.check(&["had a lifeline reach a task"]);
+    model_covering(&["had a lifeline reach a task"], |c| {
+        spare_slot_under_a_lifeline(false, c)
+    });
 }
 
 #[test]
 fn loom_lifeline_relay_spare_slot() {
-    let cov = Arc::new(Coverage::default());
-    spare_slot_under_a_lifeline(true, &cov);
-    cov.check(&["had a lifeline reach a task"]);
+    model_covering(&["had a lifeline reach a task"], |c| {
+        spare_slot_under_a_lifeline(true, c)
+    });
 }

@@ -9,7 +9,7 @@ pub(crate) mod detached;
 pub(crate) mod frame;
 pub(crate) mod latch;
 #[cfg(all(test, loom))]
-mod loom_deque;
+pub(crate) mod loom_deque;
 #[cfg(all(test, loom))]
 mod loom_latch;
 #[cfg(all(test, loom))]

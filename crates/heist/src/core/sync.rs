@@ -151,3 +151,14 @@ mod membarrier {
         available() && sys::fence()
     }
 }
+
+/// Explores `f` under loom with at most `bound` preemptions, unless
+/// `LOOM_MAX_PREEMPTIONS` sets one bound for every model (`.ci/loom`).
+#[cfg(all(test, loom))]
+pub(crate) fn loom_model(bound: usize, f: impl Fn() + Send + Sync + 'static) {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(bound);
+    }
+    b.check(f);
+}

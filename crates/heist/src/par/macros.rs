@@ -131,6 +131,29 @@ macro_rules! source {
     };
 }
 
+/// `with_producers($a, $b, ..)` handing `$cb` the producer that `$make` builds from the
+/// producers `$pa` and `$pb` of the two sides, whose items are of one type (`chain`,
+/// `interleave`).
+macro_rules! with_pair_producer {
+    ($a:expr, $b:expr, $cb:expr, |$pa:ident, $pb:ident| $make:expr) => {{
+        use $crate::par::engine::driver::IndexedProducer;
+        use $crate::par::iter::indexed::{with_producers, PairCallback};
+        use $crate::par::iter::traits::ProducerCallback;
+        struct Cb<CB>(CB);
+        impl<T, CB: ProducerCallback<T>> PairCallback<T, T> for Cb<CB> {
+            type Output = CB::Output;
+            fn callback<PA, PB>(self, $pa: PA, $pb: PB) -> CB::Output
+            where
+                PA: IndexedProducer<Item = T>,
+                PB: IndexedProducer<Item = T>,
+            {
+                self.0.callback($make)
+            }
+        }
+        with_producers($a, $b, Cb($cb))
+    }};
+}
+
 /// Implements `ParallelIterator` for an indexed iterator by bridging its producer.
 macro_rules! indexed_drive {
     ([$($g:tt)*] $ty:ty, Item = $item:ty, where [$($bounds:tt)*]) => {

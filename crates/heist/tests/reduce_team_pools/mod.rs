@@ -1,7 +1,7 @@
 //! The pools both the reduction and the team tests run on: both schedulers, 1, 2, 3, 5, 8
-//! and 16 workers, under a timeout.
+//! and 16 workers, under a timeout; and the complete binary trees their reductions walk.
 
-use heist::{Pool, Scheduler};
+use heist::{Pool, ReduceCtx, Scheduler};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
@@ -24,5 +24,14 @@ pub fn each_pool(secs: u64, f: fn(&Pool)) {
         Ok(()) => {}
         Err(mpsc::RecvTimeoutError::Timeout) => panic!("timed out after {secs} s"),
         Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the test thread panicked"),
+    }
+}
+
+/// A node of height `d` of a complete binary tree of reduction tasks: pushes its two
+/// children, if it has any.
+pub fn push_children(ctx: &ReduceCtx<'_, u32>, d: u32) {
+    if d > 0 {
+        ctx.push(d - 1);
+        ctx.push(d - 1);
     }
 }

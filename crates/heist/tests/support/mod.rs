@@ -1,9 +1,16 @@
-//! What several test files share: the worker counts of the tests' own pools, a panic hook
-//! that keeps the tests' own panics quiet, and re-running the test binary in a child
-//! process. Each test file uses part of it.
+//! What several test files share: fib, the worker counts of the tests' own pools, building one
+//! such pool, a panic hook that keeps the tests' own panics quiet, catching a panic's
+//! message, and re-running the test binary in a child process. Each test file uses part
+//! of it.
 #![allow(dead_code)]
 
-use std::panic;
+mod fib;
+
+#[allow(unused_imports)]
+pub use fib::fib;
+
+use heist::{Pool, Scheduler};
+use std::panic::{self, AssertUnwindSafe};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
@@ -18,6 +25,32 @@ pub fn worker_counts(list: &[usize]) -> Vec<usize> {
         }
     }
     v
+}
+
+/// fib(n), sequentially.
+pub fn fib_seq(n: u64) -> u64 {
+    (0..n).fold((0u64, 1u64), |(a, b), _| (b, a + b)).0
+}
+
+/// A pool of `workers` workers under `s` whose deques hold `capacity` tasks.
+pub fn pool(s: Scheduler, workers: usize, capacity: usize) -> Pool {
+    Pool::builder()
+        .workers(workers)
+        .scheduler(s)
+        .deque_capacity(capacity)
+        .build()
+        .unwrap()
+}
+
+/// Runs `f`, turning a panic into `Err(message)`.
+pub fn catching<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| match p.downcast::<String>() {
+        Ok(s) => *s,
+        Err(p) => match p.downcast::<&str>() {
+            Ok(s) => s.to_string(),
+            Err(_) => "<non-string panic>".to_string(),
+        },
+    })
 }
 
 /// Installs, once per process, a panic hook that keeps quiet about panics whose message

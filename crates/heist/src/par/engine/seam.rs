@@ -22,6 +22,9 @@ pub(crate) use crate::core::offer::{Offer, Ticket};
 pub(crate) use crate::core::schedule::Waiting;
 /// Event counters (`stats` feature).
 pub(crate) use crate::core::stats::{block_size, stat};
+/// How every loom model is explored (a default preemption bound of its own).
+#[cfg(all(test, loom))]
+pub(crate) use crate::core::sync::loom_model;
 /// Atomics and cells that loom replaces in the models.
 pub(crate) use crate::core::sync::{AtomicBool, AtomicU64, AtomicUsize, RaceCell};
 /// The pool a loop from outside runs on: the current one, or the global pool.

@@ -324,34 +324,37 @@ pub(crate) struct FlatMapIterKernel<K, F> {
 kernel_adapter!(FlatMapIterKernel<K, F>, [T, SI: IntoIterator, K: Kernel<SI::Item>, F: Fn(T) -> SI + Sync],
     T = T, where [], |s, items| items.flat_map(&s.f));
 
+/// Implements `ParallelIterator` for an adapter of `I` with a function `f`: its loop is
+/// `I`'s, each piece's kernel wrapped in `$kernel { inner, f }`.
+macro_rules! drive_through {
+    ([$($g:tt)*] $ty:ty, Item = $item:ty, $kernel:ident, where [$($b:tt)*]) => {
+        impl<I: ParallelIterator, $($g)*> ParallelIterator for $ty
+        where
+            $($b)*
+        {
+            type Item = $item;
+            fn drive<K: Kernel<$item>>(self, inner: K) -> K::Output {
+                self.base.drive($kernel { inner, f: self.f })
+            }
+        }
+    };
+}
+
 adapter_struct!(
     /// The items for which a predicate holds (see [`ParallelIterator::filter`]).
     Filter<I, P> { f: P }
 );
 
-impl<I: ParallelIterator, P: Fn(&I::Item) -> bool + Sync + Send> ParallelIterator for Filter<I, P> {
-    type Item = I::Item;
-    fn drive<K: Kernel<I::Item>>(self, inner: K) -> K::Output {
-        self.base.drive(FilterKernel { inner, f: self.f })
-    }
-}
+drive_through!([P] Filter<I, P>, Item = I::Item, FilterKernel,
+    where [P: Fn(&I::Item) -> bool + Sync + Send]);
 
 adapter_struct!(
     /// Items mapped to options, the `Some`s kept (see [`ParallelIterator::filter_map`]).
     FilterMap<I, P> { f: P }
 );
 
-impl<I, P, R> ParallelIterator for FilterMap<I, P>
-where
-    I: ParallelIterator,
-    P: Fn(I::Item) -> Option<R> + Sync + Send,
-    R: Send,
-{
-    type Item = R;
-    fn drive<K: Kernel<R>>(self, inner: K) -> K::Output {
-        self.base.drive(FilterMapKernel { inner, f: self.f })
-    }
-}
+drive_through!([P, R] FilterMap<I, P>, Item = R, FilterMapKernel,
+    where [P: Fn(I::Item) -> Option<R> + Sync + Send, R: Send]);
 
 adapter_struct!(
     /// Items mapped to sequential iterators, flattened (see
@@ -359,18 +362,8 @@ adapter_struct!(
     FlatMapIter<I, F> { f: F }
 );
 
-impl<I, F, SI> ParallelIterator for FlatMapIter<I, F>
-where
-    I: ParallelIterator,
-    F: Fn(I::Item) -> SI + Sync + Send,
-    SI: IntoIterator,
-    SI::Item: Send,
-{
-    type Item = SI::Item;
-    fn drive<K: Kernel<SI::Item>>(self, inner: K) -> K::Output {
-        self.base.drive(FlatMapIterKernel { inner, f: self.f })
-    }
-}
+drive_through!([F, SI] FlatMapIter<I, F>, Item = SI::Item, FlatMapIterKernel,
+    where [F: Fn(I::Item) -> SI + Sync + Send, SI: IntoIterator<Item: Send>]);
 
 adapter_struct!(
     /// Sequential iterables, flattened (see [`ParallelIterator::flatten_iter`]).

@@ -4,7 +4,6 @@
 
 use crate::par::engine::driver::{bridge_exact, IndexedProducer, Kernel, Producer};
 use crate::par::engine::seam::worker;
-use crate::par::iter::indexed::{with_producers, PairCallback};
 use crate::par::iter::traits::{
     IndexedOrNot, IndexedParallelIterator, ParallelIterator, ProducerCallback,
 };
@@ -149,18 +148,7 @@ where
         self.a.len() + self.b.len()
     }
     fn with_producer<CB: ProducerCallback<A::Item>>(self, cb: CB) -> CB::Output {
-        struct Cb<CB>(CB);
-        impl<T, CB: ProducerCallback<T>> PairCallback<T, T> for Cb<CB> {
-            type Output = CB::Output;
-            fn callback<PA, PB>(self, a: PA, b: PB) -> CB::Output
-            where
-                PA: IndexedProducer<Item = T>,
-                PB: IndexedProducer<Item = T>,
-            {
-                self.0.callback(ChainProducer { a, b })
-            }
-        }
-        with_producers(self.a, self.b, Cb(cb))
+        with_pair_producer!(self.a, self.b, cb, |a, b| ChainProducer { a, b })
     }
 }
 

@@ -3,7 +3,7 @@
 //! the cut.
 
 use crate::par::engine::driver::{IndexedProducer, Kernel, Producer};
-use crate::par::iter::indexed::{with_producers, PairCallback, Take};
+use crate::par::iter::indexed::Take;
 use crate::par::iter::traits::{IndexedParallelIterator, ParallelIterator, ProducerCallback};
 
 /// Items of two iterators in turn, then the rest of the longer (see
@@ -36,18 +36,11 @@ where
             .expect("interleave: too long")
     }
     fn with_producer<CB: ProducerCallback<I::Item>>(self, cb: CB) -> CB::Output {
-        struct Cb<CB>(CB);
-        impl<T, CB: ProducerCallback<T>> PairCallback<T, T> for Cb<CB> {
-            type Output = CB::Output;
-            fn callback<PA, PB>(self, a: PA, b: PB) -> CB::Output
-            where
-                PA: IndexedProducer<Item = T>,
-                PB: IndexedProducer<Item = T>,
-            {
-                self.0.callback(InterleaveProducer { a, b, a_next: true })
-            }
-        }
-        with_producers(self.a, self.b, Cb(cb))
+        with_pair_producer!(self.a, self.b, cb, |a, b| InterleaveProducer {
+            a,
+            b,
+            a_next: true
+        })
     }
 }
 

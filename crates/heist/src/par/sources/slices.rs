@@ -10,6 +10,46 @@ pub use crate::par::sources::slice_separated::{
 use crate::par::sources::sort::par_sort;
 use std::cmp::Ordering;
 
+/// `ParallelSliceMut`'s three sorts (by `Ord`, by `compare`, by a key) for `$stable`:
+/// all three run [`par_sort`]; `$how` says in their docs how stable they are.
+macro_rules! sorts {
+    ($stable:literal, $how:literal, $by_ord:ident, $by:ident, $by_key:ident) => {
+        #[doc = concat!("Sorts", $how, " by `Ord`.")]
+        fn $by_ord(&mut self)
+        where
+            T: Ord,
+        {
+            par_sort(self.as_parallel_slice_mut(), &T::cmp, $stable, true);
+        }
+
+        #[doc = concat!("Sorts", $how, " by `compare`. If `compare` is not a total order,")]
+        /// the order of the items is unspecified, but the sort does not panic (as rayon
+        /// promises).
+        fn $by<F>(&mut self, compare: F)
+        where
+            F: Fn(&T, &T) -> Ordering + Sync,
+        {
+            par_sort(self.as_parallel_slice_mut(), &compare, $stable, false);
+        }
+
+        #[doc = concat!("Sorts", $how, " by a key.")]
+        fn $by_key<K, F>(&mut self, f: F)
+        where
+            K: Ord,
+            F: Fn(&T) -> K + Sync,
+        {
+            let by_key = |a: &T, b: &T| f(a).cmp(&f(b));
+            par_sort(self.as_parallel_slice_mut(), &by_key, $stable, true);
+        }
+    };
+}
+
+/// `chunk_size`, which must not be 0.
+fn chunk_len(chunk_size: usize) -> usize {
+    assert!(chunk_size != 0, "chunk_size must not be zero");
+    chunk_size
+}
+
 /// Parallel views of a shared slice (rayon's `ParallelSlice`).
 pub trait ParallelSlice<T: Sync> {
     /// The slice.
@@ -20,10 +60,9 @@ pub trait ParallelSlice<T: Sync> {
     /// # Panics
     /// If `chunk_size` is 0.
     fn par_chunks(&self, chunk_size: usize) -> Chunks<'_, T> {
-        assert!(chunk_size != 0, "chunk_size must not be zero");
         Chunks {
             slice: self.as_parallel_slice(),
-            size: chunk_size,
+            size: chunk_len(chunk_size),
         }
     }
 
@@ -33,9 +72,8 @@ pub trait ParallelSlice<T: Sync> {
     /// # Panics
     /// If `chunk_size` is 0.
     fn par_chunks_exact(&self, chunk_size: usize) -> ChunksExact<'_, T> {
-        assert!(chunk_size != 0, "chunk_size must not be zero");
         let s = self.as_parallel_slice();
-        let (slice, rem) = s.split_at(s.len() - s.len() % chunk_size);
+        let (slice, rem) = s.split_at(s.len() - s.len() % chunk_len(chunk_size));
         ChunksExact {
             slice,
             rem,
@@ -74,10 +112,9 @@ pub trait ParallelSlice<T: Sync> {
     /// # Panics
     /// If `chunk_size` is 0.
     fn par_rchunks(&self, chunk_size: usize) -> RChunks<'_, T> {
-        assert!(chunk_size != 0, "chunk_size must not be zero");
         RChunks {
             slice: self.as_parallel_slice(),
-            size: chunk_size,
+            size: chunk_len(chunk_size),
         }
     }
 
@@ -87,9 +124,8 @@ pub trait ParallelSlice<T: Sync> {
     /// # Panics
     /// If `chunk_size` is 0.
     fn par_rchunks_exact(&self, chunk_size: usize) -> RChunksExact<'_, T> {
-        assert!(chunk_size != 0, "chunk_size must not be zero");
         let s = self.as_parallel_slice();
-        let (rem, slice) = s.split_at(s.len() % chunk_size);
+        let (rem, slice) = s.split_at(s.len() % chunk_len(chunk_size));
         RChunksExact {
             slice,
             rem,
@@ -138,10 +174,9 @@ pub trait ParallelSliceMut<T: Send> {
     /// # Panics
     /// If `chunk_size` is 0.
     fn par_chunks_mut(&mut self, chunk_size: usize) -> ChunksMut<'_, T> {
-        assert!(chunk_size != 0, "chunk_size must not be zero");
         ChunksMut {
             slice: self.as_parallel_slice_mut(),
-            size: chunk_size,
+            size: chunk_len(chunk_size),
         }
     }
 
@@ -150,9 +185,8 @@ pub trait ParallelSliceMut<T: Send> {
     /// # Panics
     /// If `chunk_size` is 0.
     fn par_chunks_exact_mut(&mut self, chunk_size: usize) -> ChunksExactMut<'_, T> {
-        assert!(chunk_size != 0, "chunk_size must not be zero");
         let s = self.as_parallel_slice_mut();
-        let n = s.len() - s.len() % chunk_size;
+        let n = s.len() - s.len() % chunk_len(chunk_size);
         let (slice, rem) = s.split_at_mut(n);
         ChunksExactMut {
             slice,
@@ -166,10 +200,9 @@ pub trait ParallelSliceMut<T: Send> {
     /// # Panics
     /// If `chunk_size` is 0.
     fn par_rchunks_mut(&mut self, chunk_size: usize) -> RChunksMut<'_, T> {
-        assert!(chunk_size != 0, "chunk_size must not be zero");
         RChunksMut {
             slice: self.as_parallel_slice_mut(),
-            size: chunk_size,
+            size: chunk_len(chunk_size),
         }
     }
 
@@ -179,9 +212,8 @@ pub trait ParallelSliceMut<T: Send> {
     /// # Panics
     /// If `chunk_size` is 0.
     fn par_rchunks_exact_mut(&mut self, chunk_size: usize) -> RChunksExactMut<'_, T> {
-        assert!(chunk_size != 0, "chunk_size must not be zero");
         let s = self.as_parallel_slice_mut();
-        let (rem, slice) = s.split_at_mut(s.len() % chunk_size);
+        let (rem, slice) = s.split_at_mut(s.len() % chunk_len(chunk_size));
         RChunksExactMut {
             slice,
             rem,
@@ -230,67 +262,14 @@ pub trait ParallelSliceMut<T: Send> {
         permute(v, &mut keys);
     }
 
-    /// Sorts stably.
-    fn par_sort(&mut self)
-    where
-        T: Ord,
-    {
-        par_sort(self.as_parallel_slice_mut(), &T::cmp, true, true);
-    }
-
-    /// Sorts stably by `compare`. If `compare` is not a total order, the order of the
-    /// items is unspecified, but the sort does not panic (as rayon promises).
-    fn par_sort_by<F>(&mut self, compare: F)
-    where
-        F: Fn(&T, &T) -> Ordering + Sync,
-    {
-        par_sort(self.as_parallel_slice_mut(), &compare, true, false);
-    }
-
-    /// Sorts stably by a key.
-    fn par_sort_by_key<K, F>(&mut self, f: F)
-    where
-        K: Ord,
-        F: Fn(&T) -> K + Sync,
-    {
-        par_sort(
-            self.as_parallel_slice_mut(),
-            &|a: &T, b: &T| f(a).cmp(&f(b)),
-            true,
-            true,
-        );
-    }
-
-    /// Sorts, not necessarily stably.
-    fn par_sort_unstable(&mut self)
-    where
-        T: Ord,
-    {
-        par_sort(self.as_parallel_slice_mut(), &T::cmp, false, true);
-    }
-
-    /// Sorts by `compare`, not necessarily stably. If `compare` is not a total order, the
-    /// order of the items is unspecified, but the sort does not panic (as rayon promises).
-    fn par_sort_unstable_by<F>(&mut self, compare: F)
-    where
-        F: Fn(&T, &T) -> Ordering + Sync,
-    {
-        par_sort(self.as_parallel_slice_mut(), &compare, false, false);
-    }
-
-    /// Sorts by a key, not necessarily stably.
-    fn par_sort_unstable_by_key<K, F>(&mut self, f: F)
-    where
-        K: Ord,
-        F: Fn(&T) -> K + Sync,
-    {
-        par_sort(
-            self.as_parallel_slice_mut(),
-            &|a: &T, b: &T| f(a).cmp(&f(b)),
-            false,
-            true,
-        );
-    }
+    sorts!(true, " stably", par_sort, par_sort_by, par_sort_by_key);
+    sorts!(
+        false,
+        ", not necessarily stably,",
+        par_sort_unstable,
+        par_sort_unstable_by,
+        par_sort_unstable_by_key
+    );
 }
 
 impl<T: Send> ParallelSliceMut<T> for [T] {

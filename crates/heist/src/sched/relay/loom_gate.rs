@@ -21,12 +21,9 @@
 //! `LOOM_MAX_PREEMPTIONS` is set.
 
 use super::{lower_gate_then_fence, post_then_raise_gate, Channels, Request, Status, StealAmount};
-use crate::core::deque::{Deque, Home, Owner};
 use crate::core::stats::Counters;
 use loom::sync::Arc;
 use loom::thread;
-use std::cell::UnsafeCell;
-use std::mem::{offset_of, MaybeUninit};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Counts, across the executions of one model, how often each outcome occurred. A std
@@ -36,24 +33,9 @@ type Hits = std::sync::Arc<[std::sync::atomic::AtomicUsize; 2]>;
 /// Rounds of the owner's loop while the senders run.
 const ROUNDS: usize = 2;
 
-/// A deque with its relay-mode owner beside it, as a worker's seat keeps them.
-struct Place {
-    dq: Deque,
-    ch: Channels<()>,
-    owner: UnsafeCell<MaybeUninit<Owner<Place>>>,
-}
-
-// SAFETY: only the model's main thread touches `owner`; senders use `dq` and `ch`.
-unsafe impl Sync for Place {}
-// SAFETY: as above.
-unsafe impl Send for Place {}
-
-// SAFETY: an `Owner<Place>` is only made in `run`, in the `owner` field of the `Place`
-// whose `dq` it is for, and `is_home` is checked before use.
-unsafe impl Home for Place {
-    const GATE_OFFSET: isize =
-        (offset_of!(Place, dq) + Deque::GATE_OFFSET) as isize - offset_of!(Place, owner) as isize;
-}
+/// A deque with its relay-mode owner beside it, as a worker's seat keeps them, and the
+/// owner's channels.
+type Place = crate::core::loom_deque::Place<Channels<()>>;
 
 fn request(thief: u32) -> Request {
     Request {
@@ -68,23 +50,17 @@ fn request(thief: u32) -> Request {
 /// One execution: `senders` threads each send one request; the owner, on the main
 /// thread, polls whenever its push gate is raised.
 fn run(senders: u32, hits: &Hits) {
-    let place = Arc::new(Place {
-        dq: Deque::new(2),
-        ch: Channels::new(4),
-        owner: UnsafeCell::new(MaybeUninit::uninit()),
-    });
+    let place = Arc::new(Place::new(2, Channels::new(4)));
     let counters = Counters::default();
-    // SAFETY: the deque and `counters` outlive the owner, which is never dropped (it owns
-    // nothing); it is the only owner of the deque, written in place on this thread.
-    let owner: &Owner<Place> =
-        unsafe { (*place.owner.get()).write(Owner::new(&place.dq, &counters)) };
-    assert!(owner.is_home());
+    // SAFETY: the only owner of this new place, used on this thread alone; `place` and
+    // `counters` outlive every use of it, which ends with this function.
+    let owner = unsafe { place.seat_owner(&counters) };
     owner.start_private();
     // `Owner::new` leaves the gate raised, so the owner's first round polls in any case.
     let handles: Vec<_> = (0..senders)
         .map(|i| {
             let place = place.clone();
-            thread::spawn(move || post_then_raise_gate(&place.ch, &place.dq, request(i + 1)))
+            thread::spawn(move || post_then_raise_gate(&place.extra, &place.dq, request(i + 1)))
         })
         .collect();
     let mut got = 0;
@@ -92,7 +68,7 @@ fn run(senders: u32, hits: &Hits) {
         if owner.gate_raised() {
             let held = owner.hold();
             lower_gate_then_fence(owner);
-            while place.ch.requests.recv().is_some() {
+            while place.extra.requests.recv().is_some() {
                 got += 1;
             }
             drop(held);
@@ -109,7 +85,7 @@ fn run(senders: u32, hits: &Hits) {
         );
         hits[1].fetch_add(1, Relaxed);
     }
-    while place.ch.requests.recv().is_some() {
+    while place.extra.requests.recv().is_some() {
         got += 1;
     }
     assert_eq!(got, senders, "a request was lost");

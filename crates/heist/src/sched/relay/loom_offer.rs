@@ -116,12 +116,9 @@ fn thief(slot: &Arc<OfferSlot>, mark: Option<Arc<AtomicBool>>) -> thread::JoinHa
     })
 }
 
+/// Explores `f` with at most 3 preemptions unless `LOOM_MAX_PREEMPTIONS` is set.
 fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
-    if std::env::var_os("LOOM_MAX_PREEMPTIONS").is_none() {
-        b.preemption_bound = Some(3);
-    }
-    b.check(f);
+    crate::core::sync::loom_model(3, f);
 }
 
 #[test]

@@ -433,6 +433,24 @@ struct Plan {
     bound: usize,
 }
 
+impl Plan {
+    /// What a plan leaves as it is: the root is worker 0 and starts at once, no worker
+    /// holds a task at the start, no warm-up, 16 steps a thread, no back-off, requests
+    /// only from idle workers.
+    const PLAIN: Plan = Plan {
+        n: 2,
+        root: 0,
+        rounds: &[],
+        delay: 0,
+        initial: &[],
+        warmup: &[],
+        steps: 16,
+        backoff: 0,
+        eager: false,
+        bound: 0,
+    };
+}
+
 /// A model worker and its program (empty for all but the root).
 type ModelWorker = (ModelPeer, Program);
 
@@ -542,18 +560,14 @@ fn assert_seen(h: &Hits, what: &str) {
 fn two_workers_one_barrier(eager: bool, bound: usize) -> Seen {
     model(Plan {
         n: 2,
-        root: 0,
         rounds: &[&[Task {
             work: 0,
             children: 1,
         }]],
         delay: 2,
-        initial: &[],
-        warmup: &[],
-        steps: 16,
-        backoff: 0,
         eager,
         bound,
+        ..Plan::PLAIN
     })
 }
 
@@ -588,15 +602,12 @@ const SLOW_PARENT: Task = Task {
 fn loom_three_workers_forward_and_update() {
     let seen = model(Plan {
         n: 3,
-        root: 0,
         rounds: &[&[]],
-        delay: 0,
         initial: &[None, None, Some(SLOW_PARENT)],
-        warmup: &[],
         steps: 12,
-        backoff: 0,
         eager: true,
         bound: 0,
+        ..Plan::PLAIN
     });
     assert_seen(&seen.early, "sent a request while running a task");
     assert_seen(&seen.forwarded, "forwarded a request");
@@ -614,15 +625,13 @@ fn loom_three_workers_forward_and_update() {
 fn loom_three_workers_update_races() {
     let seen = model(Plan {
         n: 3,
-        root: 0,
         rounds: &[&[]],
-        delay: 0,
         initial: &[None, None, Some(SLOW_PARENT)],
         warmup: &[0, 1, 2, 0, 1, 2, 0],
         steps: 6,
         backoff: 8,
-        eager: false,
         bound: 1,
+        ..Plan::PLAIN
     });
     assert_seen(&seen.victim_update, "sent an update from a victim");
     assert_seen(&seen.declared, "answered the barrier before the drain");
@@ -646,13 +655,8 @@ fn loom_barrier_exit_sends_update() {
         n: 2,
         root: 1,
         rounds: &[&[Task::LEAF], &[Task::LEAF]],
-        delay: 0,
-        initial: &[],
-        warmup: &[],
-        steps: 16,
-        backoff: 0,
-        eager: false,
         bound: 4,
+        ..Plan::PLAIN
     });
     assert_seen(&seen.exit_update, "sent an update on leaving a barrier");
     assert_seen(&seen.stolen, "stole a task");
@@ -665,15 +669,10 @@ fn loom_barrier_exit_sends_update() {
 fn loom_manager_two_barriers() {
     let seen = model(Plan {
         n: 2,
-        root: 0,
         rounds: &[&[Task::LEAF], &[Task::LEAF]],
-        delay: 0,
-        initial: &[],
-        warmup: &[],
-        steps: 16,
-        backoff: 0,
         eager: true,
         bound: 3,
+        ..Plan::PLAIN
     });
     assert_seen(&seen.early, "sent a request while running a task");
     assert_seen(&seen.stolen, "stole a task");
