@@ -84,7 +84,9 @@ mod imp {
     pub(super) fn keep_off_here(tid: i32) -> Option<super::Apart> {
         let size = mem::size_of::<libc::cpu_set_t>();
         // SAFETY: `sched_getcpu` takes no arguments.
-        let cpu = usize::try_from(unsafe { libc::sched_getcpu() }).ok()?;
+        let cpu = usize::try_from(unsafe { libc::sched_getcpu() })
+            .ok()
+            .filter(|&c| c < libc::CPU_SETSIZE as usize)?;
         // SAFETY: an all-zero `cpu_set_t` is an empty set.
         let mut mask: libc::cpu_set_t = unsafe { mem::zeroed() };
         // SAFETY: `mask` is a writable `cpu_set_t` of the size passed.
@@ -92,7 +94,7 @@ mod imp {
             return None;
         }
         let mut apart = mask;
-        // SAFETY: `cpu` came from the kernel, below `CPU_SETSIZE`.
+        // SAFETY: `cpu` is below `CPU_SETSIZE` (filtered above), the set's size in bits.
         unsafe { libc::CPU_CLR(cpu, &mut apart) };
         // SAFETY: `apart` is a readable `cpu_set_t` of the size passed.
         let moved = unsafe { libc::CPU_COUNT(&apart) } > 0
