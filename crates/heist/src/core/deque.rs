@@ -212,8 +212,16 @@ impl Deque {
     /// Whether the owner holds private tasks and nothing is shared (a hint, for a
     /// lifeline; the owner may be in a slow path, which a lifeline then waits out).
     pub(crate) fn has_private(&self) -> bool {
-        let (tail, split) = unpack(self.ts.0.load(Acquire));
-        tail == split && self.head_index() > split
+        self.private_words().is_some()
+    }
+
+    /// The words `has_private` reads (`ts` and `head`), if it holds. Equal words read
+    /// some time apart suggest that the owner did not touch its deque meanwhile.
+    pub(crate) fn private_words(&self) -> Option<(u64, u32)> {
+        let ts = self.ts.0.load(Acquire);
+        let (tail, split) = unpack(ts);
+        let head = self.head_index();
+        (tail == split && head > split).then_some((ts, head))
     }
 
     /// A lifeline (PROTOCOLS.md, "Lifelines"): reaches half of the owner's private tasks

@@ -100,6 +100,9 @@ pub(crate) trait Schedule: Send + Sync {
         true
     }
 
+    /// `w` has run a stolen task and is about to publish that it is done.
+    fn finishing_stolen(&self, _w: &Worker) {}
+
     /// The loop driver's question once `w`'s gate is raised: does a thief want part of
     /// the running loop?
     fn split_demanded(&self, w: &Worker) -> bool;

@@ -27,6 +27,12 @@ pub(crate) const YIELD_ROUNDS: u32 = 16;
 /// program makes from sequential code, rayon-demo's `life` 100 times a run. Yielding
 /// costs a CPU nothing another thread wants, and an idle pool still sleeps after this.
 pub(crate) const YIELD_FOR: Duration = Duration::from_micros(100);
+/// How long an idle worker searches before its first glance at the other workers'
+/// private tasks (`Worker::glance`). An owner that polls (relay) or pushes and pops
+/// (Lace) answers a request or a split request within a task's time, far below this
+/// for the fine-grained tasks the papers measure; a request unanswered this long is
+/// most likely at an owner in a long leaf.
+pub(crate) const GLANCE_AFTER: Duration = Duration::from_micros(2);
 
 struct Parker {
     woken: Mutex<bool>,

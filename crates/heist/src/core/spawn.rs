@@ -310,6 +310,10 @@ impl Context for Worker {
     fn run_slot<R>(&self, f: impl FnOnce() -> R) -> R {
         run_draining(self, f)
     }
+
+    fn finishing_stolen(&self) {
+        self.sched().finishing_stolen(self);
+    }
 }
 
 /// The entries of a `Spawn` slot holding an `F`, which returns what to do once the
@@ -335,6 +339,7 @@ where
     // SAFETY: the contract above.
     let (job, w) = unsafe { ((*slot).take_spawn::<F>(), &*w.cast::<Worker>()) };
     run_counting(w, job);
+    w.finishing_stolen();
     // SAFETY: the contract above; the store is the thief's last touch.
     unsafe { (*slot).thief.store(task::DONE, Release) };
 }

@@ -132,6 +132,11 @@ pub(crate) trait Context {
     /// Runs `f`, the job of a slot that this context runs, then finishes whatever the job
     /// left behind (a worker: the tasks it spawned into its deque).
     fn run_slot<R>(&self, f: impl FnOnce() -> R) -> R;
+
+    /// A thief has run a stolen slot's job and is about to publish that it is done: the
+    /// owner may be waiting for exactly that (relay sends the thief's next steal request
+    /// here, `Schedule::finishing_stolen`).
+    fn finishing_stolen(&self) {}
 }
 
 /// The loom models' context: nothing is left behind.
@@ -510,6 +515,7 @@ where
     // SAFETY: the contract above.
     let (job, cx) = unsafe { ((*slot).take::<B, R>(), &*cx.cast::<C>()) };
     let out = cx.run_slot(|| panic::catch_unwind(AssertUnwindSafe(|| job(cx))));
+    cx.finishing_stolen();
     // SAFETY: claimed, and the job has been moved out.
     unsafe { Slot::finish::<B, R>(slot, out) };
 }

@@ -8,7 +8,7 @@ use crate::core::frame::{Frame, Frames, Roots};
 use crate::core::latch::Latch;
 use crate::core::registry::{Registry, WorkerInfo};
 use crate::core::schedule::Schedule;
-use crate::core::sleep::{SPIN_ROUNDS, YIELD_FOR, YIELD_ROUNDS};
+use crate::core::sleep::{GLANCE_AFTER, SPIN_ROUNDS, YIELD_FOR, YIELD_ROUNDS};
 use crate::core::stats::{stat, Stopwatch};
 use crate::core::task::{self, JobRef, Slot, DONE};
 use crate::core::trace::EventKind;
@@ -55,6 +55,12 @@ pub struct Worker {
     hint: Cell<Option<usize>>,
     /// When its current back-off started yielding (`back_off`).
     yielding_since: Cell<Option<Instant>>,
+    /// When its current back-off started, and how far into it the next glance is due
+    /// (`glance`).
+    idle_since: Cell<Option<Instant>>,
+    next_glance: Cell<Duration>,
+    /// The private tasks the last glance saw: their worker, and its deque's words.
+    glance_seen: Cell<Option<(usize, u64, u32)>>,
     /// Its trace buffer (`crate::trace`).
     #[cfg(feature = "trace")]
     trace: crate::core::trace::Log,
@@ -187,6 +193,9 @@ fn seat(keep: &Registry, registry: Arc<Registry>, index: usize) -> &Worker {
             spawn_counts: keep.spawns.of(index),
             hint: Cell::new(None),
             yielding_since: Cell::new(None),
+            idle_since: Cell::new(None),
+            next_glance: Cell::new(GLANCE_AFTER),
+            glance_seen: Cell::new(None),
             #[cfg(feature = "trace")]
             trace: crate::core::trace::Log::new(),
             _not_send: PhantomData,
@@ -691,7 +700,7 @@ impl Worker {
     /// what the caller waits for: the sleep's last look checks it too, so that its waker
     /// cannot be missed (PROTOCOLS.md, "Sleep and wake").
     fn back_off(&self, idle: u32, timeout: Option<Duration>, done: impl Fn() -> bool) {
-        if self.registry.sources.serve(self) {
+        if self.registry.sources.serve(self) || self.glance(idle) {
             return;
         }
         if idle < SPIN_ROUNDS {
@@ -743,6 +752,44 @@ impl Worker {
                 .is_some_and(|t| t.elapsed() < YIELD_FOR)
     }
 
+    /// An idle worker's early lifeline (PROTOCOLS.md, "Lifelines"): `GLANCE_AFTER` into
+    /// its back-off, and then at each doubling of that time, it reads the deque words of
+    /// a worker with private tasks and nothing shared; if they are the same as at the
+    /// glance before, their owner has neither pushed, popped nor shared since, and is
+    /// most likely in a long leaf, so a lifeline reaches the tasks. Without the glance a
+    /// spinning worker would reach them only at its sleep's last look, `YIELD_FOR` later;
+    /// with fine-grained tasks the words move, and no fence is spent. True if it reached
+    /// work, or saw private work it could not reach this time.
+    fn glance(&self, idle: u32) -> bool {
+        if idle == 1 {
+            self.idle_since.set(Some(Instant::now()));
+            self.next_glance.set(GLANCE_AFTER);
+            self.glance_seen.set(None);
+            return false;
+        }
+        let due = self.next_glance.get();
+        if self.idle_since.get().is_none_or(|t| t.elapsed() < due) {
+            return false;
+        }
+        self.next_glance.set(due * 2);
+        let r = &self.registry;
+        if r.workers() == 1 || self.deep() || !crate::core::sync::heavy_fence_available() {
+            return false;
+        }
+        let words = |v: usize| r.infos[v].deque.private_words().map(|(ts, h)| (v, ts, h));
+        let seen = self.glance_seen.take();
+        let now = seen
+            .and_then(|(v, ..)| words(v))
+            .or_else(|| self.others().find_map(words));
+        let Some((v, ..)) = now.filter(|_| now == seen) else {
+            self.glance_seen.set(now);
+            return false;
+        };
+        // Reached, or not this time (its owner is in a slow path): search again.
+        self.reach(v);
+        true
+    }
+
     /// A sleeper's last look for work whose owner may not come back to the runtime
     /// (PROTOCOLS.md, "Lifelines"): raises every other worker's push gate (the sign, so
     /// that its next push shares and wakes a sleeper), fences asymmetrically, and then
@@ -750,33 +797,51 @@ impl Worker {
     /// it reached work, or saw private work it could not reach this time.
     fn lifeline_look(&self) -> bool {
         let r = &self.registry;
-        let n = r.workers();
-        if n == 1 || !crate::core::sync::heavy_fence_available() {
+        if r.workers() == 1 || !crate::core::sync::heavy_fence_available() {
             return false;
         }
-        let others = || {
-            let start = self.next_random() as usize % n;
-            (0..n)
-                .map(move |i| (start + i) % n)
-                .filter(|&v| v != self.index)
-        };
-        others().for_each(|v| r.infos[v].deque.raise_limit());
+        self.others().for_each(|v| r.infos[v].deque.raise_limit());
         if !crate::core::sync::heavy_fence() {
             return false;
         }
+        self.reach_private()
+    }
+
+    /// Runs a lifeline on every other worker whose deque shows private tasks and nothing
+    /// shared, until one reaches work. True if one did, or if one saw tasks it could not
+    /// reach: its owner is in a slow path, or another lifeline is under way, and the
+    /// caller looks again rather than sleep past a task its owner may never share.
+    fn reach_private(&self) -> bool {
+        let r = &self.registry;
         let mut unreached = false;
-        for v in others().filter(|&v| r.infos[v].deque.has_private()) {
-            if self.sched().lifeline(self, v) {
-                stat!(self.counters(), lifelines);
-                crate::core::trace::mark(self, EventKind::Lifeline, Some(v), 0);
-                self.hint.set(Some(v));
+        for v in self.others().filter(|&v| r.infos[v].deque.has_private()) {
+            if self.reach(v) {
                 return true;
             }
-            // Its owner is in a slow path, or another lifeline is under way: look again
-            // rather than sleep past a task its owner may never share.
             unreached = true;
         }
         unreached
+    }
+
+    /// A lifeline to `v`'s private tasks; true if it reached some.
+    fn reach(&self, v: usize) -> bool {
+        let reached = self.sched().lifeline(self, v);
+        if reached {
+            stat!(self.counters(), lifelines);
+            crate::core::trace::mark(self, EventKind::Lifeline, Some(v), 0);
+            self.hint.set(Some(v));
+        }
+        reached
+    }
+
+    /// The other workers, from a random one on.
+    fn others(&self) -> impl Iterator<Item = usize> {
+        let n = self.registry.workers();
+        let me = self.index;
+        let start = self.next_random() as usize % n;
+        (0..n)
+            .map(move |i| (start + i) % n)
+            .filter(move |&v| v != me)
     }
 
     fn run_loop(&self) {

@@ -63,7 +63,7 @@
 //! `LOOM_MAX_PREEMPTIONS` overrides it.
 
 use super::peer::Peer;
-use super::request::{ask, handle_waiting};
+use super::request::{ask, handle, handle_waiting};
 use super::termination::{leave, reached, MANAGER};
 use super::{Barriers, Channels, Request, Status, StealAmount, WorkerState};
 use crate::core::stats::Counters;
@@ -149,6 +149,8 @@ struct Seen {
     early: Hits,
     /// The last barrier was answered while the threads still ran.
     declared: Hits,
+    /// A victim held a request of the thief it last gave a task to (`Peer::hold`).
+    held: Hits,
 }
 
 /// A model worker: the relay state of the runtime's, a deque of abstract tasks, and
@@ -171,6 +173,9 @@ struct ModelPeer {
     /// task (a request sent early, §3.3.2, as the runtime does while it waits for a
     /// stolen task): a request then says nothing about its thief being idle (§4.1.1).
     eager: bool,
+    /// Whether a victim that runs a task holds the request of the thief it last gave a
+    /// task to, as the runtime's owner does while it syncs the slot it handed out.
+    holds: bool,
     /// Whether the threads run (paths are counted only then, not in the warm-up or the
     /// drain).
     live: Cell<bool>,
@@ -225,7 +230,22 @@ impl Peer for ModelPeer {
     }
 
     fn give(&self, thief: u32, tasks: Gift) {
+        self.local.last_given.set(Some(thief));
         self.net.channels[thief as usize].post_tasks(tasks);
+    }
+
+    fn hold(&self, req: Request) -> bool {
+        let l = &self.local;
+        let keep = self.holds
+            && !req.update
+            && self.running.get().is_some()
+            && l.last_given.get() == Some(req.thief)
+            && l.held.get().is_none();
+        if keep {
+            self.hit(&self.seen.held);
+            l.held.set(Some(req));
+        }
+        keep
     }
 
     fn send(&self, to: u32, req: Request) {
@@ -260,6 +280,7 @@ impl ModelPeer {
             backoff: plan.backoff,
             paused: Cell::new(0),
             eager: plan.eager,
+            holds: plan.holds,
             live: Cell::new(false),
             seen,
         }
@@ -277,6 +298,9 @@ impl ModelPeer {
 
     /// One round of the scheduling loop.
     fn step(&self) {
+        if let Some(req) = self.local.held.take() {
+            handle(self, req);
+        }
         handle_waiting(self);
         if self.eager && self.running.get().is_some() && self.deque.borrow().is_empty() {
             // Unless an answer waits already (the runtime would run it).
@@ -430,6 +454,8 @@ struct Plan {
     backoff: u8,
     /// Whether workers ask while they run a task (see `ModelPeer::eager`).
     eager: bool,
+    /// Whether victims hold requests (see `ModelPeer::holds`).
+    holds: bool,
     bound: usize,
 }
 
@@ -447,6 +473,7 @@ impl Plan {
         steps: 16,
         backoff: 0,
         eager: false,
+        holds: false,
         bound: 0,
     };
 }
@@ -574,6 +601,28 @@ fn two_workers_one_barrier(eager: bool, bound: usize) -> Seen {
 #[test]
 fn loom_two_workers_one_barrier() {
     let seen = two_workers_one_barrier(false, 4);
+    assert_seen(&seen.stolen, "stole a task");
+    assert_seen(&seen.declared, "answered the barrier before the drain");
+}
+
+/// Requests sent early, as a thief sends its next one before it publishes a stolen
+/// task's outcome, and held by the victim that gave it that task while the victim still
+/// runs its own: every barrier is still answered, and the task counts still add up.
+#[test]
+fn loom_two_workers_held_requests() {
+    let seen = model(Plan {
+        n: 2,
+        rounds: &[&[Task {
+            work: 1,
+            children: 2,
+        }]],
+        delay: 2,
+        eager: true,
+        holds: true,
+        bound: 3,
+        ..Plan::PLAIN
+    });
+    assert_seen(&seen.held, "held a request for the next push");
     assert_seen(&seen.stolen, "stole a task");
     assert_seen(&seen.declared, "answered the barrier before the drain");
 }

@@ -331,6 +331,10 @@ impl Schedule for Relay {
         Some(job)
     }
 
+    fn finishing_stolen(&self, w: &Worker) {
+        finishing_stolen(w);
+    }
+
     fn answer_thieves(&self, w: &Worker) {
         if w.owner().gate_raised() {
             poll(w);
@@ -412,7 +416,8 @@ impl Schedule for Relay {
     /// Relay raises the gate for waiting steal requests, which take private tasks first
     /// (thesis §5.3.2, Fig. 5.13); only a request that finds none asks for a split.
     fn split_demanded(&self, w: &Worker) -> bool {
-        if w.owner().private_len() == 0 && self.channels(w.index()).pending() {
+        let asked = self.channels(w.index()).pending() || state(w).held.get().is_some();
+        if w.owner().private_len() == 0 && asked {
             return true;
         }
         // Private tasks go first; with nothing waiting, this lowers the gate again.
@@ -475,6 +480,10 @@ pub(crate) struct WorkerState {
     sent_at: Cell<Option<Instant>>,
     /// Tasks a lifeline of ours took, to run at the next search.
     lifeline: Cell<Option<Batch>>,
+    /// The thief we last gave tasks to, and a request of it that found nothing here
+    /// and waits for our next poll (`Peer::hold`).
+    last_given: Cell<Option<u32>>,
+    held: Cell<Option<Request>>,
 }
 
 impl WorkerState {
@@ -528,6 +537,8 @@ impl Default for WorkerState {
             backoff_epoch: Cell::new(0),
             sent_at: Cell::new(None),
             lifeline: Cell::new(None),
+            last_given: Cell::new(None),
+            held: Cell::new(None),
         }
     }
 }
@@ -546,8 +557,14 @@ fn poll(w: &Worker) {
             r.sleep.wake_one();
         }
     }
+    if let Some(req) = state(w).held.take() {
+        request::handle(w, req);
+    }
     request::handle_waiting(w);
     park::serve_parked(w);
+    if state(w).held.get().is_some() {
+        w.registry().infos[w.index()].deque.raise_gate();
+    }
 }
 
 /// A thief's take of an offer, with `mark` (its `took_offer`, while its request is out)
@@ -584,6 +601,7 @@ fn takes_from_outside(w: &Worker) -> bool {
 /// Hands the `k` oldest private tasks to `thief` in one message, and wakes it: a thief
 /// idles as any worker does while its request is out, and may be asleep.
 fn give(w: &Worker, thief: u32, k: u32) {
+    state(w).last_given.set(Some(thief));
     stat!(w.counters(), steal_half, k > 1);
     stat!(w.counters(), steal_one, k == 1);
     let first = w.owner().hand_out(k);
@@ -655,8 +673,9 @@ fn steal(w: &Worker, victim: usize) -> bool {
     let got = ours.or_else(|| park::take_handed(w));
     if let Some(batch) = got {
         // Our request, if out, stays out: it goes home when it reaches a victim, and
-        // whatever status it carries is overruled.
+        // whatever status it carries is overruled. The giver is our last victim.
         l.resume_working();
+        l.last_victim.set(Some(batch.from));
         crate::core::trace::with_depth(w, EventKind::Steal, Some(batch.from as usize), 0);
         run_batch(w, batch);
         return true;
@@ -681,13 +700,38 @@ fn steal(w: &Worker, victim: usize) -> bool {
     // an answer to a request already out, which its victim handed over for good).
     let deep = w.deep() && !w.frames().idle();
     if !l.outstanding() && may_request(w) && !deep {
-        let to = l.last_victim.take().unwrap_or(victim as u32);
-        adapt(w);
-        l.sent_at.set(Some(Instant::now()));
-        relay(w).workers[w.index()].took_offer.store(false, Relaxed);
-        request::ask(w, to);
+        ask(w, l.last_victim.take().unwrap_or(victim as u32));
     }
     false
+}
+
+/// Sends our steal request to `to`.
+fn ask(w: &Worker, to: u32) {
+    adapt(w);
+    state(w).sent_at.set(Some(Instant::now()));
+    relay(w).workers[w.index()].took_offer.store(false, Relaxed);
+    request::ask(w, to);
+}
+
+/// A thief that will have nothing to do once this stolen task is done sends its next
+/// request now, before it publishes the outcome: to its last victim, which may be waiting
+/// for that outcome and then holds the request (`Peer::hold`) until its next push.
+/// Sent after the outcome, the request would reach an owner that has pushed its next
+/// task already and may not poll again for as long as its next leaf runs.
+fn finishing_stolen(w: &Worker) {
+    let l = state(w);
+    let busy = w.owner().depth() != 0
+        || l.outstanding()
+        || w.deep()
+        || l.lifeline.get().is_some()
+        || park::handed_something(w)
+        || !relay(w).channels(w.index()).no_tasks();
+    if busy || !may_request(w) {
+        return;
+    }
+    if let Some(to) = l.last_victim.take() {
+        ask(w, to);
+    }
 }
 
 /// Whether a new request may go out: there is work in flight somewhere in the pool, and

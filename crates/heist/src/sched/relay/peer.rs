@@ -70,6 +70,14 @@ pub(crate) trait Peer {
         false
     }
 
+    /// Keeps `req`, which found no tasks here, to handle again at this worker's next
+    /// poll, if its thief is the one this worker last gave tasks to and this worker is
+    /// about to sync a task it handed out: it pushes again right after, most likely
+    /// before that thief's request, failed now, would come back (PROTOCOLS.md, "Relay").
+    fn hold(&self, _req: Request) -> bool {
+        false
+    }
+
     /// This worker's request came home: whatever offer it took, its next request (or
     /// this one, sent on to the manager) asks afresh.
     fn request_home(&self) {}
@@ -93,6 +101,18 @@ pub(crate) enum Gift {
 
 impl Peer for Worker {
     type Tasks = Gift;
+
+    fn hold(&self, req: Request) -> bool {
+        let l = state(self);
+        let keep = !req.update
+            && l.last_given.get() == Some(req.thief)
+            && l.held.get().is_none()
+            && self.owner().top().is_some();
+        if keep {
+            l.held.set(Some(req));
+        }
+        keep
+    }
 
     #[inline]
     fn me(&self) -> u32 {

@@ -44,7 +44,7 @@ pub(super) fn handle<P: Peer>(p: &P, mut req: Request) {
         p.send(req.thief, req);
         return;
     }
-    if try_give(p, &req) {
+    if try_give(p, &req) || p.hold(req) {
         return;
     }
     if p.me() == MANAGER && req.status == Status::Idle {
