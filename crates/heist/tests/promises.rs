@@ -446,3 +446,42 @@ fn an_outer_handle_joined_inside_a_worker_scope_on_a_full_deque_stays_out() {
         }
     });
 }
+
+/// A promise joined out of order while its thief waits for a later promise of the same
+/// scope: the joiner runs the later one meanwhile, as a thief of its own would. (Before,
+/// it waited for the first, and with the only other worker spinning in it, nobody ran
+/// the second.)
+#[test]
+fn a_stolen_promise_that_waits_for_a_later_one_is_joined() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    within_a_minute(|| {
+        for s in [Scheduler::Lace, Scheduler::Relay] {
+            for n in [2, 3, 8] {
+                let pool = Pool::builder().workers(n).scheduler(s).build().unwrap();
+                for _ in 0..20 {
+                    let (started, flag) = (AtomicBool::new(false), AtomicBool::new(false));
+                    let r = pool.run(|w| {
+                        w.promises(|p| {
+                            let first = p.spawn(|_| {
+                                started.store(true, SeqCst);
+                                while !flag.load(SeqCst) {
+                                    std::hint::spin_loop();
+                                }
+                                1
+                            });
+                            let second = p.spawn(|_| {
+                                flag.store(true, SeqCst);
+                                2
+                            });
+                            while !started.load(SeqCst) {
+                                std::hint::spin_loop();
+                            }
+                            first.join() * 10 + second.join()
+                        })
+                    });
+                    assert_eq!(r, 12, "{pool:?}");
+                }
+            }
+        }
+    });
+}

@@ -706,9 +706,14 @@ impl<H: Home> Owner<H> {
     /// would, and wakes a sleeper with `wake` (see `share`). For an owner that waits with
     /// private tasks below its top.
     pub(crate) fn grow_if_asked(&self, wake: impl FnOnce() -> bool) {
-        if !self.gate_raised() {
-            return;
+        if self.gate_raised() {
+            self.grow(wake);
         }
+    }
+
+    /// Shares the older half of the private tasks, if there are any, then `wake` (as in
+    /// `share`).
+    pub(crate) fn grow(&self, wake: impl FnOnce() -> bool) {
         let _held = self.hold();
         let head = self.index(self.head());
         if !self.o_allstolen.get() && self.index(self.o_split.get()) < head {

@@ -100,6 +100,12 @@ pub(crate) trait Schedule: Send + Sync {
         true
     }
 
+    /// `w` waits for a task a thief took from it: takes the oldest task of its own deque
+    /// that nobody has taken, as a thief would, and runs it (false if there is none, or
+    /// `w`'s stack is deep). Waiting first would leave that task for after the wait,
+    /// though a thief would have run it meanwhile.
+    fn steal_own(&self, w: &Worker) -> bool;
+
     /// `w` has run a stolen task and is about to publish that it is done.
     fn finishing_stolen(&self, _w: &Worker) {}
 

@@ -99,6 +99,17 @@ impl Schedule for Lace {
         v.is_some_and(|v| self.steal_from(w, v) || crate::core::spill::steal(w, v))
     }
 
+    /// Shares the older half of the private tasks, then steals from this worker's own
+    /// deque.
+    fn steal_own(&self, w: &Worker) -> bool {
+        if w.deep() {
+            return false;
+        }
+        let sleep = &w.registry().sleep;
+        w.owner().grow(|| shared(sleep.wake_one_for(w.index()), w));
+        self.steal_from(w, w.index())
+    }
+
     /// Thieves ask through the gate itself: nothing to answer.
     fn poll(&self, _w: &Worker) {}
 

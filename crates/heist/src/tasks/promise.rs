@@ -195,6 +195,9 @@ where
         // outcome and `DONE`, read below.
         unsafe { slot.run_stolen(w) };
     }
+    // The scope's later promises come first, as a thief of this worker's own would run
+    // them while this one runs.
+    while slot.thief.load(Acquire) != DONE && w.sched().steal_own(w) {}
     w.wait_until(|| slot.thief.load(Acquire) == DONE);
     // SAFETY: `DONE` was read with acquire ordering; the thief wrote the outcome of the
     // `B` put with `R`, which only this handle reads. The slot stays done for its pop.

@@ -335,6 +335,33 @@ impl Schedule for Relay {
         finishing_stolen(w);
     }
 
+    /// Hands the oldest private task to this worker itself, and runs it as its thief.
+    fn steal_own(&self, w: &Worker) -> bool {
+        if w.deep() {
+            return false;
+        }
+        let first = {
+            let _held = w.owner().hold();
+            if w.owner().private_len() == 0 {
+                return false;
+            }
+            let first = w.owner().hand_out(1);
+            // SAFETY: the slot was just handed out and is live.
+            unsafe { &*first }.hand_to(w.index());
+            first
+        };
+        // SAFETY: a slot of this worker's own deque, which lives as long as the worker;
+        // it was handed to this worker, so only a start by this worker runs it.
+        let slot = unsafe { &*first };
+        crate::core::trace::with_depth(w, EventKind::Steal, Some(w.index()), 0);
+        if slot.start_handed(w.index()) {
+            // SAFETY: `start_handed` made this worker the slot's thief; the job was put
+            // with context `Worker`.
+            w.run_taken(|| unsafe { slot.run_stolen(w) });
+        }
+        true
+    }
+
     fn answer_thieves(&self, w: &Worker) {
         if w.owner().gate_raised() {
             poll(w);
