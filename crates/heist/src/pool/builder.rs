@@ -486,6 +486,10 @@ impl<S: ThreadSpawn> PoolBuilder<S> {
             registry: &registry,
             threads: Vec::with_capacity(workers),
         };
+        // The kernel registers a process for `heavy_fence` at once while it has one thread,
+        // and waits for a grace period (milliseconds) once it has more: the first glance
+        // or sleep of a worker would pay that, and with it whoever waits for the worker.
+        crate::core::sync::heavy_fence_available();
         // An adopted worker 0 starts no thread (see `worker::adopt`).
         for i in usize::from(adopt)..workers {
             let spawned = spawner
