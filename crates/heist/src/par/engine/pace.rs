@@ -26,6 +26,14 @@ const TAIL: Duration = Duration::from_micros(4);
 /// whose half the owner may then wait for: below this much work left it does not pay.
 pub(in crate::par) const MIN_SPLIT: Duration = Duration::from_micros(10);
 
+/// Blocks end on a multiple of this many items from the piece's start (or of the block's
+/// own size, while that is smaller): a slice's blocks then start where a sequential loop's
+/// vector steps would, and none splits a vector load across cache lines that the loop
+/// over the whole slice would not. Blocks that doubled from 1 ended at odd positions, and
+/// `dest.par_iter_mut().zip(src).for_each(|(d, s)| *d += *s)` ran at 1.2 to 1.5 times the
+/// sequential loop's time on one worker, with about as many instructions.
+const ALIGN: usize = 64;
+
 /// Below this much time a sample of the pace says too little (a clock read costs some
 /// tens of nanoseconds); it is also how often the clock is read while blocks are shorter.
 const MIN_SAMPLE: Duration = Duration::from_micros(1);
@@ -44,7 +52,8 @@ const MIN_SAMPLE: Duration = Duration::from_micros(1);
 /// request that comes after a long first item is answered at once.
 #[derive(Clone, Copy)]
 pub(in crate::par) struct Blocks {
-    /// The next size, doubling (twice the last block).
+    /// The next size, doubling (twice the last block; the first block's size again after
+    /// the first).
     block: usize,
     min: usize,
     max: usize,
@@ -60,8 +69,20 @@ pub(in crate::par) struct Blocks {
     since: Option<Instant>,
     /// Items folded since then.
     unread: usize,
+    /// Items folded in this piece.
+    done: usize,
     /// Read the clock once `unread` reaches this.
     due: usize,
+}
+
+/// `n` (at least 1) moved so that a block from `done` ends on the nearest multiple of
+/// `ALIGN`, or of the largest power of two not above `n` if that is smaller: by at most
+/// half of that, so between `n / 2` and `n * 3 / 2`, and at least 1.
+#[inline(always)]
+fn aligned(done: usize, n: usize) -> usize {
+    let a = ALIGN.min(1 << n.ilog2());
+    let end = done.saturating_add(n).saturating_add(a / 2) / a * a;
+    end.saturating_sub(done).max(1)
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -87,6 +108,7 @@ impl Blocks {
             sample: (0, 0),
             since: None,
             unread: 0,
+            done: 0,
             due: 0,
         }
     }
@@ -99,7 +121,7 @@ impl Blocks {
     /// Whether no block has been sized yet: `block` doubles from what each block took.
     #[inline(always)]
     pub(in crate::par) fn fresh(&self) -> bool {
-        self.block == 1
+        self.done == 0
     }
 
     /// Whether one item took longer than `LONG_BLOCK` at the last pace, so that even a
@@ -129,9 +151,17 @@ impl Blocks {
         if n.saturating_mul(BLOCK_SHARE) > len && len / BLOCK_SHARE < self.max {
             n = self.tail(n, len);
         }
+        let n = if n < len { aligned(self.done, n) } else { n };
         let n = n.min(self.max).max(self.min).min(len);
-        self.block = n.saturating_mul(2);
         self.unread = self.unread.saturating_add(n);
+        self.done = self.done.saturating_add(n);
+        // The first two blocks are of one item, so that doubling blocks end where the
+        // total doubles, at powers of two (`ALIGN`).
+        self.block = if self.done == n {
+            n
+        } else {
+            n.saturating_mul(2)
+        };
         n
     }
 
@@ -236,14 +266,15 @@ mod tests {
 
     #[test]
     fn a_tail_block_is_a_share_or_the_floor_and_takes_a_short_rest_along() {
-        // With a floor of 0 (items slower than `TAIL`), an eighth of the rest, down to
-        // single items.
-        assert_eq!(tail(0).next(1000), 125);
+        // With a floor of 0 (items slower than `TAIL`), an eighth of the rest (to the
+        // nearest multiple of `ALIGN`: 125 to 128), down to single items.
+        assert_eq!(tail(0).next(1000), 128);
         assert_eq!(tail(0).next(3), 1);
         assert_eq!(tail(0).next(2), 1);
-        // The floor, when it is more than the share.
-        assert_eq!(tail(100).next(1000), 125);
-        assert_eq!(tail(100).next(500), 100);
+        // The floor, when it is more than the share (100, to the nearest multiple of 64).
+        assert_eq!(tail(100).next(1000), 128);
+        assert_eq!(tail(100).next(500), 128);
+        assert_eq!(tail(40).next(500), 64);
         assert_eq!(tail(1).next(2), 1);
         // The rest at once, when less than the floor would be left.
         assert_eq!(tail(100).next(150), 150);
@@ -252,15 +283,18 @@ mod tests {
 
     #[test]
     fn without_a_pace_the_tail_keeps_the_last_block() {
-        // The last block was 512 items, and no sample has reached `MIN_SAMPLE`.
+        // The last block was 512 items, after 1024 in all, and no sample has reached
+        // `MIN_SAMPLE`.
         let mut b = Blocks {
             block: 1024,
+            done: 1024,
             ..fresh(usize::MAX)
         };
         assert_eq!(b.next(2000), 512);
         // Less than the last block would be left: the rest at once.
         assert_eq!(b.next(977), 977);
-        // A short loop from its first item: 15 blocks; the tail shrinking to single
+        // A short loop from its first item: 18 blocks (9 doubling to 256 items, then
+        // tail blocks of 192 that end on multiples of 64); the tail shrinking to single
         // items made 53.
         let mut b = fresh(usize::MAX);
         let (mut left, mut blocks) = (2000, 0);
@@ -268,14 +302,23 @@ mod tests {
             left -= b.next(left);
             blocks += 1;
         }
-        assert_eq!(blocks, 15);
+        assert_eq!(blocks, 18);
     }
 
     #[test]
     fn blocks_double_from_one_until_the_share_binds() {
         let mut b = fresh(usize::MAX);
         let sizes: Vec<usize> = (0..5).map(|_| b.next(1 << 20)).collect();
-        assert_eq!(sizes, [1, 2, 4, 8, 16]);
+        assert_eq!(sizes, [1, 1, 2, 4, 8]);
+        // Each ends where the total doubles.
+        let ends: Vec<usize> = sizes
+            .iter()
+            .scan(0, |t, n| {
+                *t += n;
+                Some(*t)
+            })
+            .collect();
+        assert_eq!(ends, [1, 2, 4, 8, 16]);
         // `with_max_len` caps every block.
         let mut b = tail(0);
         b.max = 3;
@@ -287,13 +330,16 @@ mod tests {
         // 100 ns an item: `LONG_BLOCK` is 200 items, `TAIL` 40.
         let mut b = paced(1000, 10);
         assert_eq!((b.cap, b.floor), (200, 40));
-        let sizes: Vec<usize> = (0..10).map(|_| b.next(1 << 20)).collect();
-        assert_eq!(sizes, [1, 2, 4, 8, 16, 32, 64, 128, 200, 200]);
-        // A slower pace shrinks the next block at once, not by halves.
+        let sizes: Vec<usize> = (0..11).map(|_| b.next(1 << 20)).collect();
+        // Capped at 200, blocks end on multiples of 64: 256 + 192 = 448, + 192 = 640.
+        assert_eq!(sizes, [1, 1, 2, 4, 8, 16, 32, 64, 128, 192, 192]);
+        // A slower pace shrinks the next block at once, not by halves (5, ending on a
+        // multiple of 4: 644).
         b.cap = 5;
-        assert_eq!(b.next(1 << 20), 5);
+        assert_eq!(b.next(1 << 20), 4);
+        // and it grows from there by doubling (8, ending on a multiple of 8: 656).
         b.cap = 1000;
-        assert_eq!(b.next(1 << 20), 10);
+        assert_eq!(b.next(1 << 20), 12);
     }
 
     #[test]
@@ -307,7 +353,7 @@ mod tests {
         b.next(1 << 20);
         b.next(1 << 20);
         assert!(b.since.is_none());
-        assert_eq!(b.unread, 3);
+        assert_eq!(b.unread, 2);
     }
 
     #[test]
