@@ -52,8 +52,7 @@ const MIN_SAMPLE: Duration = Duration::from_micros(1);
 /// request that comes after a long first item is answered at once.
 #[derive(Clone, Copy)]
 pub(in crate::par) struct Blocks {
-    /// The next size, doubling (twice the last block; the first block's size again after
-    /// the first).
+    /// The next size, doubling (twice the last block).
     block: usize,
     min: usize,
     max: usize,
@@ -155,13 +154,7 @@ impl Blocks {
         let n = n.min(self.max).max(self.min).min(len);
         self.unread = self.unread.saturating_add(n);
         self.done = self.done.saturating_add(n);
-        // The first two blocks are of one item, so that doubling blocks end where the
-        // total doubles, at powers of two (`ALIGN`).
-        self.block = if self.done == n {
-            n
-        } else {
-            n.saturating_mul(2)
-        };
+        self.block = n.saturating_mul(2);
         n
     }
 
@@ -293,24 +286,24 @@ mod tests {
         assert_eq!(b.next(2000), 512);
         // Less than the last block would be left: the rest at once.
         assert_eq!(b.next(977), 977);
-        // A short loop from its first item: 18 blocks (9 doubling to 256 items, then
-        // tail blocks of 192 that end on multiples of 64); the tail shrinking to single
-        // items made 53.
+        // A short loop from its first item: 16 blocks (7 doubling to 256 items, then
+        // tail blocks of about 192 that end on multiples of 64); the tail shrinking to
+        // single items made 53.
         let mut b = fresh(usize::MAX);
         let (mut left, mut blocks) = (2000, 0);
         while left > 0 {
             left -= b.next(left);
             blocks += 1;
         }
-        assert_eq!(blocks, 18);
+        assert_eq!(blocks, 16);
     }
 
     #[test]
     fn blocks_double_from_one_until_the_share_binds() {
         let mut b = fresh(usize::MAX);
         let sizes: Vec<usize> = (0..5).map(|_| b.next(1 << 20)).collect();
-        assert_eq!(sizes, [1, 1, 2, 4, 8]);
-        // Each ends where the total doubles.
+        // Doubling from 1, each moved to end on a multiple of its own power of two.
+        assert_eq!(sizes, [1, 3, 8, 20, 32]);
         let ends: Vec<usize> = sizes
             .iter()
             .scan(0, |t, n| {
@@ -318,7 +311,7 @@ mod tests {
                 Some(*t)
             })
             .collect();
-        assert_eq!(ends, [1, 2, 4, 8, 16]);
+        assert_eq!(ends, [1, 4, 12, 32, 64]);
         // `with_max_len` caps every block.
         let mut b = tail(0);
         b.max = 3;
@@ -331,13 +324,13 @@ mod tests {
         let mut b = paced(1000, 10);
         assert_eq!((b.cap, b.floor), (200, 40));
         let sizes: Vec<usize> = (0..11).map(|_| b.next(1 << 20)).collect();
-        // Capped at 200, blocks end on multiples of 64: 256 + 192 = 448, + 192 = 640.
-        assert_eq!(sizes, [1, 1, 2, 4, 8, 16, 32, 64, 128, 192, 192]);
+        // Capped at 200, blocks end on multiples of 64: 256 + 192 = 448, and so on.
+        assert_eq!(sizes, [1, 3, 8, 20, 32, 64, 128, 192, 192, 192, 192]);
         // A slower pace shrinks the next block at once, not by halves (5, ending on a
-        // multiple of 4: 644).
+        // multiple of 4: 1028).
         b.cap = 5;
         assert_eq!(b.next(1 << 20), 4);
-        // and it grows from there by doubling (8, ending on a multiple of 8: 656).
+        // and it grows from there by doubling (8, ending on a multiple of 8: 1040).
         b.cap = 1000;
         assert_eq!(b.next(1 << 20), 12);
     }
@@ -353,7 +346,7 @@ mod tests {
         b.next(1 << 20);
         b.next(1 << 20);
         assert!(b.since.is_none());
-        assert_eq!(b.unread, 2);
+        assert_eq!(b.unread, 4);
     }
 
     #[test]
