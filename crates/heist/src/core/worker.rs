@@ -700,7 +700,7 @@ impl Worker {
     /// what the caller waits for: the sleep's last look checks it too, so that its waker
     /// cannot be missed (PROTOCOLS.md, "Sleep and wake").
     fn back_off(&self, idle: u32, timeout: Option<Duration>, done: impl Fn() -> bool) {
-        if self.registry.sources.serve(self) || self.glance(idle) {
+        if self.glance(idle) || self.registry.sources.serve(self) {
             return;
         }
         if idle < SPIN_ROUNDS {

@@ -176,6 +176,8 @@ struct ModelPeer {
     /// Whether a victim that runs a task holds the request of the thief it last gave a
     /// task to, as the runtime's owner does while it syncs the slot it handed out.
     holds: bool,
+    /// The thief this worker last gave a task to (the runtime reads it from its top slot).
+    last_given: Cell<Option<u32>>,
     /// Whether the threads run (paths are counted only then, not in the warm-up or the
     /// drain).
     live: Cell<bool>,
@@ -230,7 +232,7 @@ impl Peer for ModelPeer {
     }
 
     fn give(&self, thief: u32, tasks: Gift) {
-        self.local.last_given.set(Some(thief));
+        self.last_given.set(Some(thief));
         self.net.channels[thief as usize].post_tasks(tasks);
     }
 
@@ -239,7 +241,7 @@ impl Peer for ModelPeer {
         let keep = self.holds
             && !req.update
             && self.running.get().is_some()
-            && l.last_given.get() == Some(req.thief)
+            && self.last_given.get() == Some(req.thief)
             && l.held.get().is_none();
         if keep {
             self.hit(&self.seen.held);
@@ -281,6 +283,7 @@ impl ModelPeer {
             paused: Cell::new(0),
             eager: plan.eager,
             holds: plan.holds,
+            last_given: Cell::new(None),
             live: Cell::new(false),
             seen,
         }

@@ -507,9 +507,7 @@ pub(crate) struct WorkerState {
     sent_at: Cell<Option<Instant>>,
     /// Tasks a lifeline of ours took, to run at the next search.
     lifeline: Cell<Option<Batch>>,
-    /// The thief we last gave tasks to, and a request of it that found nothing here
-    /// and waits for our next poll (`Peer::hold`).
-    last_given: Cell<Option<u32>>,
+    /// A request that found nothing here and waits for our next poll (`Peer::hold`).
     held: Cell<Option<Request>>,
 }
 
@@ -564,7 +562,6 @@ impl Default for WorkerState {
             backoff_epoch: Cell::new(0),
             sent_at: Cell::new(None),
             lifeline: Cell::new(None),
-            last_given: Cell::new(None),
             held: Cell::new(None),
         }
     }
@@ -628,7 +625,6 @@ fn takes_from_outside(w: &Worker) -> bool {
 /// Hands the `k` oldest private tasks to `thief` in one message, and wakes it: a thief
 /// idles as any worker does while its request is out, and may be asleep.
 fn give(w: &Worker, thief: u32, k: u32) {
-    state(w).last_given.set(Some(thief));
     stat!(w.counters(), steal_half, k > 1);
     stat!(w.counters(), steal_one, k == 1);
     let first = w.owner().hand_out(k);

@@ -15,8 +15,9 @@ use super::{
 };
 use crate::core::frame::Roots;
 use crate::core::stats::Counters;
+use crate::core::task::{Slot, DONE};
 use crate::core::worker::{Job, Worker};
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{Acquire, Relaxed};
 
 /// A worker as the relay protocol sees it.
 pub(crate) trait Peer {
@@ -104,10 +105,14 @@ impl Peer for Worker {
 
     fn hold(&self, req: Request) -> bool {
         let l = state(self);
+        // The top slot is handed out (nothing private is left), to this thief or done.
+        let its = |v: usize| v == DONE || (v != 0 && Slot::thief_index(v) == req.thief as usize);
         let keep = !req.update
-            && l.last_given.get() == Some(req.thief)
             && l.held.get().is_none()
-            && self.owner().top().is_some();
+            && self
+                .owner()
+                .top()
+                .is_some_and(|t| its(t.thief.load(Acquire)));
         if keep {
             l.held.set(Some(req));
         }
