@@ -181,11 +181,27 @@ fn partner_coordinator(teams: &Teams, me: usize, mine_r: u16, mine_c: usize) -> 
         }
         let c = teams.slots[x].coord.load(Acquire);
         let reg = teams.slots[c].word.load();
-        if c != mine_c && needs(c, reg, me, p) && before(reg.r, c, mine_r, mine_c) {
+        if c != mine_c
+            && needs(c, reg, me, p)
+            && before(reg.r, c, mine_r, mine_c)
+            && !holds(teams, me, c, reg.n)
+        {
             return Some(c);
         }
     }
     None
+}
+
+/// Whether worker `me` holds a registration with coordinator `c` under `n`, made in an
+/// outer frame (a wait inside a launch, or a launch of an outer registration, can serve
+/// teams again): it counts in `c`'s team already and runs `c`'s launch from whatever
+/// wait it is in (`run_due`). A second registration would count it twice: two ranks of
+/// one launch on one worker, the inner one waiting at the team's barrier for the outer.
+fn holds(teams: &Teams, me: usize, c: usize, n: u16) -> bool {
+    let slot = &teams.slots[me];
+    slot.regs[..slot.registered.load(Relaxed)]
+        .iter()
+        .any(|g| g.coord.load(Relaxed) == c && g.n.load(Relaxed) == u32::from(n))
 }
 
 /// The coordinator that wants idle worker `me` as a member, if any: one that needs it,
@@ -287,7 +303,7 @@ pub(crate) fn serve(w: &Worker) -> bool {
 /// it registered under. Through `me`, `c` may now reach a sleeper among its partners, so
 /// the sleepers are woken (their last look checks [`wants_member`]).
 pub(super) fn enlist(teams: &Teams, sleep: &Sleep, me: usize, c: usize) -> Option<u16> {
-    let n = teams.slots[c].word.register()?;
+    let n = teams.slots[c].word.register(|n| holds(teams, me, c, n))?;
     teams.slots[me].coord.store(c, Release);
     sleep.wake_all();
     Some(n)

@@ -28,6 +28,9 @@
 //! barrier's own steps, `Barrier::arrive`, `passed` and `block`) so that every member
 //! leaves and the first panic, not the poison's, reaches the coordinator.
 //!
+//! One more pins down that a worker registers with a coordinator at most once per
+//! request, however deep its waits nest.
+//!
 //! Run with `.ci/loom` (`RUSTFLAGS="--cfg loom" cargo test -p heist --release --lib loom`).
 
 use super::barrier::Barrier;
@@ -90,7 +93,7 @@ fn loom_team_two_joiners_then_fix() {
         let joiners: Vec<_> = (0..2)
             .map(|_| {
                 let w = w.clone();
-                thread::spawn(move || w.register())
+                thread::spawn(move || w.register(|_| false))
             })
             .collect();
         while !w.fix() {
@@ -112,7 +115,9 @@ fn loom_team_leave_races_fix() {
         let m = {
             let w = w.clone();
             thread::spawn(move || {
-                let n = w.register().expect("the team is forming and short of one");
+                let n = w
+                    .register(|_| false)
+                    .expect("the team is forming and short of one");
                 w.leave(n)
             })
         };
@@ -136,7 +141,7 @@ fn loom_team_revoke_races_register() {
         w.request(2);
         let m = {
             let w = w.clone();
-            thread::spawn(move || w.register().map(|n| (n, w.leave(n))))
+            thread::spawn(move || w.register(|_| false).map(|n| (n, w.leave(n))))
         };
         w.revoke();
         let out = m.join().unwrap();
@@ -156,7 +161,7 @@ fn loom_team_reuse_races_leave() {
     model(|| {
         let w = Arc::new(Word::new());
         w.request(2);
-        let n = w.register().expect("forming");
+        let n = w.register(|_| false).expect("forming");
         assert!(w.fix());
         w.finish();
         assert_eq!(
@@ -193,6 +198,29 @@ fn sleeper(teams: &Teams, sleep: &Sleep, me: usize) {
             wants_member(teams, me)
         });
     }
+}
+
+/// Worker 1 registers with coordinator 0's team of four, then, from a wait nested in
+/// that registration (a launch of an outer one, a team body), is offered the same team
+/// again: it is neither wanted nor registered a second time, which would count it twice
+/// (two ranks of one launch on one worker, the inner waiting at the barrier for the
+/// outer: the hang this model pins down). Once 0 asks afresh, the old registration is
+/// void and 1 registers again.
+#[test]
+fn loom_team_a_member_registers_once_per_request() {
+    model(|| {
+        let teams = Teams::new(4);
+        let sleep = Sleep::new(4);
+        teams.pending.fetch_add(1, AcqRel);
+        assert!(!teams.slots[0].word.request(4));
+        let n = form::register(&teams, &sleep, 1, 0, 0).expect("0 is forming");
+        assert!(!wants_member(&teams, 1), "1 is counted in 0's team already");
+        assert_eq!(form::register(&teams, &sleep, 1, 0, 1), None);
+        assert_eq!(teams.slots[0].word.load().a, 2);
+        assert!(!teams.slots[0].word.request(3));
+        let again = form::register(&teams, &sleep, 1, 0, 1).expect("a fresh request");
+        assert_ne!(again, n);
+    });
 }
 
 /// Coordinator 0 asks for a team of two while its partner, worker 1, goes to sleep.

@@ -65,11 +65,12 @@ impl Word {
     }
 
     /// A joining worker's one CAS: registers while the team is forming and short of
-    /// members. Returns the `n` it registered under.
-    pub(crate) fn register(&self) -> Option<u16> {
+    /// members, unless `held(n)` says the worker holds a registration under the current
+    /// `n` already (it is counted once). Returns the `n` it registered under.
+    pub(crate) fn register(&self, held: impl Fn(u16) -> bool) -> Option<u16> {
         loop {
             let old = self.load();
-            if old.r < 2 || old.t != 0 || old.a >= old.r {
+            if old.r < 2 || old.t != 0 || old.a >= old.r || held(old.n) {
                 return None;
             }
             if self.cas(

@@ -25,9 +25,14 @@ impl<'w> Waiting<'w> {
         lower_gate_then_fence(w.owner());
         drop(held);
         let ch = relay(w).channels(w.index());
+        // A held request (`Peer::hold`) is one of the |S|: `split_demanded` counted it.
+        let held = state(w).held.take();
         Waiting {
             w: Some(w),
-            reqs: std::iter::from_fn(|| ch.requests.recv()).collect(),
+            reqs: held
+                .into_iter()
+                .chain(std::iter::from_fn(|| ch.requests.recv()))
+                .collect(),
         }
     }
 
@@ -69,6 +74,10 @@ impl<'w> Waiting<'w> {
         for mut req in std::mem::take(&mut self.reqs) {
             req.amount = super::StealAmount::One;
             request::handle(w, req);
+        }
+        // One held again is handled at the next poll, as in `poll`.
+        if state(w).held.get().is_some() {
+            w.registry().infos[w.index()].deque.raise_gate();
         }
         termination::check(w);
     }
