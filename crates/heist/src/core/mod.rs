@@ -1,9 +1,11 @@
 //! The core: what every pool runs whichever scheduler it has. The task slot and the split
 //! deque both schedulers keep ("Lace: non-blocking split deque for work-stealing", §3),
 //! the worker and its scheduling loop, the state a pool's workers share, sleep, frames,
-//! spawned and detached tasks in the deque, standing offers, and the atomics they use.
+//! spawned and detached tasks in the deque, standing offers, the atomics they use, and the
+//! loops' clock.
 
 pub(crate) mod affinity;
+pub(crate) mod clock;
 pub(crate) mod deque;
 pub(crate) mod detached;
 pub(crate) mod frame;

@@ -134,7 +134,8 @@ impl OfferSlot {
 /// offer it watches as a thief.
 #[derive(Default)]
 pub(crate) struct Local {
-    next_wake: Cell<Option<Instant>>,
+    /// On the loops' clock (`core/clock.rs`), in nanoseconds.
+    next_wake: Cell<Option<u64>>,
     watch: Cell<Option<Watch>>,
 }
 
@@ -157,16 +158,19 @@ impl Local {
     }
 }
 
-/// The owner stood an offer at `now` (a clock read of its own): wakes a sleeping worker
-/// to watch it, at most every `WAKE_EVERY`. A loop of long items keeps standing offers,
-/// so a worker asleep when it started learns of it within that time.
-pub(crate) fn wake_watcher(w: &Worker, now: Option<Instant>) {
+/// The owner stood an offer at `now` (a read of the loops' clock, `core/clock.rs`):
+/// wakes a sleeping worker to watch it, at most every `WAKE_EVERY`. A loop of long items
+/// keeps standing offers, so a worker asleep when it started learns of it within that
+/// time.
+pub(crate) fn wake_watcher(w: &Worker, now: Option<u64>) {
     let Some(now) = now else { return };
     let l = w.offers();
     if l.next_wake.get().is_some_and(|t| now < t) {
         return;
     }
-    l.next_wake.set(Some(now + WAKE_EVERY));
+    l.next_wake.set(Some(
+        now.saturating_add(crate::core::clock::nanos(WAKE_EVERY)),
+    ));
     w.registry().sleep.wake_one_for(w.index());
 }
 

@@ -12,7 +12,7 @@ use crate::core::task::Slot;
 use crate::core::worker::{InWorkerSeat, Job, Worker};
 use std::any::Any;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What differs between the schedulers. `w` is always the calling thread's own worker.
 pub(crate) trait Schedule: Send + Sync {
@@ -119,10 +119,11 @@ pub(crate) trait Schedule: Send + Sync {
         Waiting::default()
     }
 
-    /// `w` has stood an offer (`crate::core::offer`) after reading the clock at `now`: wakes a
-    /// sleeper to watch it, at most once a millisecond (sleepers do not look at offers,
-    /// and a loop of long items would otherwise wait for a thief to pass by).
-    fn offer_stood(&self, w: &Worker, now: Option<Instant>) {
+    /// `w` has stood an offer (`crate::core::offer`) after reading the loops' clock
+    /// (`crate::core::clock`) at `now`: wakes a sleeper to watch it, at most once a
+    /// millisecond (sleepers do not look at offers, and a loop of long items would
+    /// otherwise wait for a thief to pass by).
+    fn offer_stood(&self, w: &Worker, now: Option<u64>) {
         crate::core::offer::wake_watcher(w, now);
     }
 

@@ -5,7 +5,8 @@
 //! (Embracing Explicit Communication in Work-Stealing Runtime Systems, §5.3).
 
 use crate::par::engine::driver::{len_bounds, Producer};
-use std::time::{Duration, Instant};
+use crate::par::engine::seam::clock::{self, nanos};
+use std::time::Duration;
 
 /// Each block is at most this fraction of what is left, so that a thief's request waits
 /// for at most an eighth of the owner's remaining work, even when the pace changes within
@@ -34,8 +35,9 @@ pub(in crate::par) const MIN_SPLIT: Duration = Duration::from_micros(10);
 /// sequential loop's time on one worker, with about as many instructions.
 const ALIGN: usize = 64;
 
-/// Below this much time a sample of the pace says too little (a clock read costs some
-/// tens of nanoseconds); it is also how often the clock is read while blocks are shorter.
+/// Below this much time a sample of the pace says too little (a read of the loops' clock,
+/// `core/clock.rs`, costs about 10 ns, 25 where it falls back to `Instant`); it is also
+/// how often the clock is read while blocks are shorter.
 const MIN_SAMPLE: Duration = Duration::from_micros(1);
 
 /// The sizes of a piece's blocks, and the pace they go at. Blocks double from 1 (the
@@ -65,7 +67,7 @@ pub(in crate::par) struct Blocks {
     /// The last sample of the pace that was long enough: nanoseconds, items (0: none).
     sample: (u64, usize),
     /// When the clock was last read (the sample in progress started), if ever.
-    since: Option<Instant>,
+    since: Option<u64>,
     /// Items folded since then.
     unread: usize,
     /// Items folded in this piece.
@@ -82,10 +84,6 @@ fn aligned(done: usize, n: usize) -> usize {
     let a = ALIGN.min(1 << n.ilog2());
     let end = done.saturating_add(n).saturating_add(a / 2) / a * a;
     end.saturating_sub(done).max(1)
-}
-
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl Blocks {
@@ -134,7 +132,7 @@ impl Blocks {
 
     /// When the clock was last read (for a fresh piece's first block or a slow one, by
     /// the `next` that sized it).
-    pub(in crate::par) fn last_read(&self) -> Option<Instant> {
+    pub(in crate::par) fn last_read(&self) -> Option<u64> {
         self.since
     }
 
@@ -194,13 +192,13 @@ impl Blocks {
     /// shorter one grows until it is (the next read waits for it to double at least).
     #[inline(never)]
     fn look(&mut self) {
-        let now = Instant::now();
+        let now = clock::now_ns();
         let Some(t0) = self.since else {
             self.since = Some(now);
             self.due = 1;
             return;
         };
-        let ns = nanos(now.saturating_duration_since(t0));
+        let ns = now.saturating_sub(t0);
         let least = nanos(MIN_SAMPLE);
         if ns < least {
             let grow = usize::try_from(least / ns.max(1)).unwrap_or(usize::MAX);

@@ -13,6 +13,8 @@
 //! count of work in flight); task panics; the slot-free atomics and cells of
 //! `core/sync.rs`, which loom swaps for its own in the models; and the event counters.
 
+/// The loops' clock, which their pace reads.
+pub(crate) use crate::core::clock;
 /// Latches: a loop from outside waits for the pieces it handed to a pool.
 pub(crate) use crate::core::latch::Latch;
 /// Standing offers (`core/offer.rs`): what a thief runs, and the owner's ticket.
