@@ -33,7 +33,9 @@ pub(crate) fn now_ns() -> u64 {
     let c = clock();
     match c.tsc {
         Some((t0, factor)) => {
-            let ticks = u128::from(tsc::read().wrapping_sub(t0));
+            // Saturating: another core's counter may lag the calibrating core's by a few
+            // ticks, and a reading just after the origin must not wrap to the far future.
+            let ticks = u128::from(tsc::read().saturating_sub(t0));
             u64::try_from((ticks * u128::from(factor)) >> 32).unwrap_or(u64::MAX)
         }
         None => nanos(c.origin.elapsed()),
@@ -59,7 +61,7 @@ fn clock() -> &'static Clock {
             std::hint::spin_loop();
             (now, t1) = pair();
         }
-        let ticks = t1.wrapping_sub(t0).max(1);
+        let ticks = t1.saturating_sub(t0).max(1);
         let ns = u128::from(nanos(now.duration_since(origin)));
         let factor = u64::try_from((ns << 32) / u128::from(ticks)).unwrap_or(u64::MAX);
         Clock {
