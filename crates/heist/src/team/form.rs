@@ -400,8 +400,10 @@ fn member(w: &Worker, teams: &Teams, mut c: usize) {
                     break 'register;
                 }
                 // Teamed, and the team's task still runs elsewhere: it may wait for a
-                // team or for work that needs this worker.
-                if reg.t != 0 && lend(w) {
+                // team or for work that needs this worker. Not before this member took
+                // its part of that task: work it lent itself to would lie below that part,
+                // and the part's barrier may wait for whoever waits for that work.
+                if reg.t != 0 && took_current(teams, c, n, g) && lend(w) {
                     idle = 0;
                     continue;
                 }
@@ -411,6 +413,22 @@ fn member(w: &Worker, teams: &Teams, mut c: usize) {
         }
     }
     unfollow(teams, me, depth, outer);
+}
+
+/// Whether the member of registration `g` (with `c`, under `n`) has taken every running
+/// launch of `c` under `n`, and there is one: `c` launches as soon as its team is fixed,
+/// so a pending task with no launch under `n` yet is about to get one, which this member
+/// must run first.
+fn took_current(teams: &Teams, c: usize, n: u16, g: &Registration) -> bool {
+    let cs = &teams.slots[c];
+    let k = cs.launching.load(Acquire);
+    let seen = g.seen.load(Relaxed);
+    let mut ours = cs.launches[..k]
+        .iter()
+        .map(|l| l.word.load(Acquire))
+        .filter(|word| word >> 48 == u64::from(n))
+        .peekable();
+    ours.peek().is_some() && ours.all(|word| word & ((1 << 48) - 1) <= seen)
 }
 
 /// Member `me`'s registrations from `depth` on have ended: it follows `outer` again.
