@@ -605,9 +605,46 @@ fn an_idle_pool_uses_almost_no_cpu() {
     }
 }
 
+/// The voluntary context switches (blocking waits) of the thread of this process named
+/// `name`, from /proc/self/task/*/status, once it has its name.
+fn blocked_waits_of(name: &str) -> u64 {
+    for _ in 0..1000 {
+        if let Some(n) = try_blocked_waits_of(name) {
+            return n;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    panic!("no thread named {name} after a second");
+}
+
+fn try_blocked_waits_of(name: &str) -> Option<u64> {
+    for t in std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .flatten()
+    {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if comm.trim_end() != name {
+            continue;
+        }
+        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        let n = status
+            .lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|v| v.trim().parse().ok());
+        return Some(n.expect("voluntary_ctxt_switches in /proc/self/task/*/status"));
+    }
+    None
+}
+
 /// A relay thief whose steal request waits at a victim that neither pushes nor pops (as
 /// in a loop too short to split) spins briefly, then sleeps until the answer wakes it,
 /// rather than yielding the core away from the victim.
+///
+/// A thief that spun or yielded through the victim's 2 ms would use about as much CPU as
+/// the victim and block at most a few times. On a loaded machine the scheduler's own
+/// costs land on the thief's wake-ups (up to half the victim's CPU was seen), so a round
+/// of 100 calls counts if the thief blocked in most of them and used under half the
+/// victim's CPU, and the test takes the best of three rounds.
 #[test]
 fn a_relay_thief_awaiting_an_answer_sleeps() {
     let pool = Pool::builder()
@@ -622,18 +659,35 @@ fn a_relay_thief_awaiting_an_answer_sleeps() {
             std::hint::spin_loop();
         }
     };
-    let per_thread = || [cpu_of_threads("awaitR-0").1, cpu_of_threads("awaitR-1").1];
-    let before = per_thread();
-    for _ in 0..100 {
-        pool.run(busy);
+    let names = ["awaitR-0", "awaitR-1"];
+    let sample = || {
+        names.map(|n| {
+            let blocked = blocked_waits_of(n);
+            (cpu_of_threads(n).1, blocked)
+        })
+    };
+    let mut rounds = Vec::new();
+    for _ in 0..3 {
+        let before = sample();
+        for _ in 0..100 {
+            pool.run(busy);
+        }
+        let after = sample();
+        let used = [0, 1].map(|i| (after[i].0 - before[i].0, after[i].1 - before[i].1));
+        let (victim, thief) = if used[0].0 >= used[1].0 {
+            (used[0], used[1])
+        } else {
+            (used[1], used[0])
+        };
+        if thief.0 * 2 < victim.0 && thief.1 >= 50 {
+            return;
+        }
+        rounds.push(format!(
+            "the thief used {} ns of CPU and blocked {} times while the victim ran {} ns",
+            thief.0, thief.1, victim.0
+        ));
     }
-    let after = per_thread();
-    let used = [after[0] - before[0], after[1] - before[1]];
-    let (victim, thief) = (used[0].max(used[1]), used[0].min(used[1]));
-    assert!(
-        thief * 4 < victim,
-        "the thief used {thief} ns of CPU while the victim ran {victim} ns"
-    );
+    panic!("in each of three rounds of 100 calls: {rounds:#?}");
 }
 
 // ---- drop ----
