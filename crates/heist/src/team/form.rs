@@ -26,9 +26,25 @@ pub(super) const LAUNCH_DEPTH: usize = 32;
 /// One launch of a coordinator.
 pub(super) struct Launch {
     /// The registration `n` it was launched under (top 16 bits) and its count (below).
-    pub(super) word: AtomicU64,
+    word: AtomicU64,
     /// Its job, published before `word`.
     pub(super) job: AtomicPtr<Header>,
+}
+
+/// Bits of a launch word below its registration `n`: the launch count.
+const COUNT_BITS: u32 = 48;
+
+impl Launch {
+    /// The registration `n` and count of this launch, as last published.
+    fn parts(&self) -> (u16, u64) {
+        // Acquire: pairs with `publish`'s store, after the job's.
+        let word = self.word.load(Acquire);
+        ((word >> COUNT_BITS) as u16, word & ((1 << COUNT_BITS) - 1))
+    }
+
+    fn set(&self, n: u16, count: u64) {
+        self.word.store(u64::from(n) << COUNT_BITS | count, Release);
+    }
 }
 
 impl Slot {
@@ -38,10 +54,8 @@ impl Slot {
         // Acquire: pairs with the store after a launch is published.
         let k = self.launching.load(Acquire);
         self.launches[..k].iter().find_map(|l| {
-            let word = l.word.load(Acquire);
-            let count = word & ((1 << 48) - 1);
-            (word >> 48 == u64::from(n) && count > seen)
-                .then(|| (count, l.job.load(Acquire).cast_const()))
+            let (of, count) = l.parts();
+            (of == n && count > seen).then(|| (count, l.job.load(Acquire).cast_const()))
         })
     }
 
@@ -53,7 +67,7 @@ impl Slot {
         self.launched.store(count, Relaxed);
         let entry = &self.launches[i];
         entry.job.store(job.cast_mut(), Release);
-        entry.word.store(u64::from(n) << 48 | count, Release);
+        entry.set(n, count);
         self.launching.store(i + 1, Release);
         i
     }
@@ -419,16 +433,16 @@ fn member(w: &Worker, teams: &Teams, mut c: usize) {
 /// launch of `c` under `n`, and there is one: `c` launches as soon as its team is fixed,
 /// so a pending task with no launch under `n` yet is about to get one, which this member
 /// must run first.
-fn took_current(teams: &Teams, c: usize, n: u16, g: &Registration) -> bool {
+pub(super) fn took_current(teams: &Teams, c: usize, n: u16, g: &Registration) -> bool {
     let cs = &teams.slots[c];
     let k = cs.launching.load(Acquire);
     let seen = g.seen.load(Relaxed);
     let mut ours = cs.launches[..k]
         .iter()
-        .map(|l| l.word.load(Acquire))
-        .filter(|word| word >> 48 == u64::from(n))
+        .map(Launch::parts)
+        .filter(|&(of, _)| of == n)
         .peekable();
-    ours.peek().is_some() && ours.all(|word| word & ((1 << 48) - 1) <= seen)
+    ours.peek().is_some() && ours.all(|(_, count)| count <= seen)
 }
 
 /// Member `me`'s registrations from `depth` on have ended: it follows `outer` again.

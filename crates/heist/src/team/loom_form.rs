@@ -28,8 +28,9 @@
 //! barrier's own steps, `Barrier::arrive`, `passed` and `block`) so that every member
 //! leaves and the first panic, not the poison's, reaches the coordinator.
 //!
-//! One more pins down that a worker registers with a coordinator at most once per
-//! request, however deep its waits nest.
+//! Two more pin down that a worker registers with a coordinator at most once per
+//! request, however deep its waits nest, and that a member lends itself to other work
+//! only once it has taken its team's running launch.
 //!
 //! Run with `.ci/loom` (`RUSTFLAGS="--cfg loom" cargo test -p heist --release --lib loom`).
 
@@ -346,6 +347,19 @@ fn serve(teams: &Teams, sleep: &Sleep, me: usize, c: usize, part: Part<'_>) -> u
 /// does (without lending), running each launch with `part`, until the registration ends.
 /// Returns how many launches it ran, and whether the registration was revoked.
 fn follow(teams: &Teams, me: usize, c: usize, n: u16, part: Part<'_>) -> (usize, bool) {
+    follow_watched(teams, me, c, n, part, &|_, _| {})
+}
+
+/// [`follow`], calling `waits(reg, ran)` at each wait with the word as read and the
+/// launches run so far.
+fn follow_watched(
+    teams: &Teams,
+    me: usize,
+    c: usize,
+    n: u16,
+    part: Part<'_>,
+    waits: &dyn Fn(Reg, usize),
+) -> (usize, bool) {
     let g = &teams.slots[me].regs[0];
     let mut ran = 0;
     let mut k = 0;
@@ -358,6 +372,7 @@ fn follow(teams: &Teams, me: usize, c: usize, n: u16, part: Part<'_>) -> (usize,
             Follow::Revoked => break true,
             Follow::Wait(reg, first) => {
                 assert!(first.is_none(), "no other coordinator here");
+                waits(reg, ran);
                 if reg.r == 0 && form::withdraw(teams, g) {
                     while let Some(job) = form::take_launched(teams, g) {
                         run_part(job, part);
@@ -463,6 +478,51 @@ fn loom_team_formed_and_launched() {
 #[test]
 fn loom_team_formed_and_launched_with_a_members_panic() {
     formed_and_launched(true);
+}
+
+/// Coordinator 0 forms a team of two with worker 1 and launches it. Wherever the
+/// member's loop would lend itself to other work (the team fixed, and
+/// `form::took_current`), it has run the launch already: work it lent itself to before
+/// would lie below its rank on its stack, while the launch's barrier waits for that rank
+/// (the hang `took_current` fixed). The team is fixed before its launch is published, so
+/// a fixed team alone does not say so.
+#[test]
+fn loom_team_a_member_lends_itself_only_after_taking_the_launch() {
+    // Executions in which the member could lend itself.
+    static LENT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    model(|| {
+        let teams = Arc::new(Teams::new(2));
+        let sleep = Arc::new(Sleep::new(2));
+        let m = {
+            let (teams, sleep) = (teams.clone(), sleep.clone());
+            thread::spawn(move || {
+                let g = &teams.slots[1].regs[0];
+                let mut k = 0;
+                let n = loop {
+                    match form::register(&teams, &sleep, 1, 0, 0) {
+                        Some(n) => break n,
+                        None => pause(&mut k),
+                    }
+                };
+                let lends = |reg: Reg, ran: usize| {
+                    if reg.t != 0 && form::took_current(&teams, 0, n, g) {
+                        assert_eq!(ran, 1, "the member lends itself before its launch");
+                        LENT.fetch_add(1, Relaxed);
+                    }
+                };
+                let (ran, _) = follow_watched(&teams, 1, 0, n, &|_, rank| value(1, rank), &lends);
+                ran
+            })
+        };
+        let n = gather(&teams, &sleep, 0, 2).expect("nobody goes first");
+        let out = launch(&teams, 0, 2, n, |_| value(1, 0));
+        assert_eq!(out.expect("no panic"), [value(1, 0), value(1, 1)]);
+        assert_eq!(m.join().unwrap(), 1, "the member ran the launch once");
+    });
+    assert!(
+        LENT.load(Relaxed) > 0,
+        "the member could lend itself in some execution"
+    );
 }
 
 /// Rank 0 of coordinator 0's launch asks for a nested team, revoking the registration
