@@ -332,15 +332,21 @@ fn gather(teams: &Teams, sleep: &Sleep, me: usize, r: u16) -> Result<u16, usize>
 /// Worker `me` registers with coordinator `c` (retrying while `c` does not need it) and
 /// follows it (see [`follow`]). Returns how many launches it ran.
 fn serve(teams: &Teams, sleep: &Sleep, me: usize, c: usize, part: Part<'_>) -> usize {
-    let mut k = 0;
-    let n = loop {
-        match form::register(teams, sleep, me, c, 0) {
-            Some(n) => break n,
-            None => pause(&mut k),
-        }
-    };
+    let n = register(teams, sleep, me, c);
     let (ran, _) = follow(teams, me, c, n, part);
     ran
+}
+
+/// Worker `me` registers with coordinator `c`, retrying while `c` does not need it;
+/// returns the registration's `n`.
+fn register(teams: &Teams, sleep: &Sleep, me: usize, c: usize) -> u16 {
+    let mut k = 0;
+    loop {
+        match form::register(teams, sleep, me, c, 0) {
+            Some(n) => return n,
+            None => pause(&mut k),
+        }
+    }
 }
 
 /// Worker `me`, registered with coordinator `c` under `n`, follows it as `form::member`
@@ -497,13 +503,7 @@ fn loom_team_a_member_lends_itself_only_after_taking_the_launch() {
             let (teams, sleep) = (teams.clone(), sleep.clone());
             thread::spawn(move || {
                 let g = &teams.slots[1].regs[0];
-                let mut k = 0;
-                let n = loop {
-                    match form::register(&teams, &sleep, 1, 0, 0) {
-                        Some(n) => break n,
-                        None => pause(&mut k),
-                    }
-                };
+                let n = register(&teams, &sleep, 1, 0);
                 let lends = |reg: Reg, ran: usize| {
                     if reg.t != 0 && form::took_current(&teams, 0, n, g) {
                         assert_eq!(ran, 1, "the member lends itself before its launch");
