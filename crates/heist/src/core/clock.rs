@@ -1,18 +1,19 @@
 //! The loops' clock: their pace ("Embracing Explicit Communication in Work-Stealing
 //! Runtime Systems", §5.3; `par/engine/pace.rs`) reads it a few times per piece, so a
 //! read's cost is part of every small loop's. `Instant::now` costs about 25 ns here; the
-//! time-stamp counter about 10. Readings are nanoseconds from the first calibration: the
-//! counter scaled by a factor measured against `Instant` once per process, where the
-//! counter is invariant (x86-64 with CPUID's invariant-TSC bit); `Instant` elsewhere.
+//! time-stamp counter about 10. Readings are nanoseconds from the clock's origin (the
+//! first pool's build): the counter scaled by a factor measured against `Instant` over
+//! the first [`CALIBRATION`] or more, where the counter is invariant (x86-64 with CPUID's
+//! invariant-TSC bit); `Instant` elsewhere, and until then.
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// How long the calibration watches both clocks: long enough that `Instant`'s own read
-/// cost is a few parts in 10^4 of it.
+/// How long, at least, the calibration watches both clocks: long enough that
+/// `Instant`'s own read cost is a few parts in 10^4 of it.
 const CALIBRATION: Duration = Duration::from_micros(200);
 
-/// The process's clock, fixed at its first use.
+/// The process's clock once calibrated.
 struct Clock {
     origin: Instant,
     /// The counter at `origin` and nanoseconds per tick as a 32.32 fixed-point factor;
@@ -22,23 +23,22 @@ struct Clock {
 
 static CLOCK: OnceLock<Clock> = OnceLock::new();
 
-/// Measures the clock once (the pool's build calls it, so that no loop waits for it).
-pub(crate) fn calibrate() {
-    clock();
+/// The origin: an `Instant` and, where the counter is invariant, the counter with it.
+static ORIGIN: OnceLock<(Instant, Option<u64>)> = OnceLock::new();
+
+/// Fixes the clock's origin (the pool's build calls it). The calibration costs no one a
+/// wait: the first reading at least `CALIBRATION` later takes the factor, and the
+/// readings before it come from `Instant`.
+pub(crate) fn start() {
+    origin();
 }
 
 /// Nanoseconds since the clock's origin.
 #[inline]
 pub(crate) fn now_ns() -> u64 {
-    let c = clock();
-    match c.tsc {
-        Some((t0, factor)) => {
-            // Saturating: another core's counter may lag the calibrating core's by a few
-            // ticks, and a reading just after the origin must not wrap to the far future.
-            let ticks = u128::from(tsc::read().saturating_sub(t0));
-            u64::try_from((ticks * u128::from(factor)) >> 32).unwrap_or(u64::MAX)
-        }
-        None => nanos(c.origin.elapsed()),
+    match CLOCK.get() {
+        Some(c) => c.read(),
+        None => uncalibrated(),
     }
 }
 
@@ -47,28 +47,54 @@ pub(crate) fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-fn clock() -> &'static Clock {
-    CLOCK.get_or_init(|| {
-        if !tsc::invariant() {
-            return Clock {
-                origin: Instant::now(),
-                tsc: None,
-            };
+impl Clock {
+    #[inline]
+    fn read(&self) -> u64 {
+        match self.tsc {
+            Some((t0, factor)) => {
+                // Saturating: another core's counter may lag the origin's core's by a few
+                // ticks, and a reading just after the origin must not wrap to the far
+                // future.
+                let ticks = u128::from(tsc::read().saturating_sub(t0));
+                u64::try_from((ticks * u128::from(factor)) >> 32).unwrap_or(u64::MAX)
+            }
+            None => nanos(self.origin.elapsed()),
         }
-        let (origin, t0) = pair();
-        let (mut now, mut t1) = pair();
-        while now.duration_since(origin) < CALIBRATION {
-            std::hint::spin_loop();
-            (now, t1) = pair();
-        }
-        let ticks = t1.saturating_sub(t0).max(1);
-        let ns = u128::from(nanos(now.duration_since(origin)));
-        let factor = u64::try_from((ns << 32) / u128::from(ticks)).unwrap_or(u64::MAX);
-        Clock {
-            origin,
-            tsc: Some((t0, factor)),
+    }
+}
+
+fn origin() -> (Instant, Option<u64>) {
+    *ORIGIN.get_or_init(|| {
+        if tsc::invariant() {
+            let (at, t0) = pair();
+            (at, Some(t0))
+        } else {
+            (Instant::now(), None)
         }
     })
+}
+
+/// A reading before the clock is calibrated, from `Instant`; the first one at least
+/// `CALIBRATION` after the origin calibrates it with the counter read beside it.
+#[cold]
+#[inline(never)]
+fn uncalibrated() -> u64 {
+    let (origin, t0) = origin();
+    let Some(t0) = t0 else {
+        return CLOCK.get_or_init(|| Clock { origin, tsc: None }).read();
+    };
+    let (now, t1) = pair();
+    let ns = nanos(now.duration_since(origin));
+    if ns >= nanos(CALIBRATION) {
+        let ticks = t1.saturating_sub(t0).max(1);
+        let factor = u64::try_from((u128::from(ns) << 32) / u128::from(ticks)).unwrap_or(u64::MAX);
+        // Another thread may have calibrated meanwhile: its factor serves as well.
+        let _ = CLOCK.set(Clock {
+            origin,
+            tsc: Some((t0, factor)),
+        });
+    }
+    ns
 }
 
 /// An `Instant` and a counter reading taken together: retried (a few times) while
@@ -131,6 +157,10 @@ mod tests {
 
     #[test]
     fn the_clock_keeps_pace_with_instant() {
+        // Calibrated first, so that both reads below take the counter where there is one.
+        now_ns();
+        std::thread::sleep(super::CALIBRATION * 2);
+        now_ns();
         let t0 = Instant::now();
         let a = now_ns();
         let t1 = Instant::now();

@@ -490,8 +490,9 @@ impl<S: ThreadSpawn> PoolBuilder<S> {
         // and waits for a grace period (milliseconds) once it has more: the first glance
         // or sleep of a worker would pay that, and with it whoever waits for the worker.
         crate::core::sync::heavy_fence_available();
-        // The loops' clock measures itself once per process (200 µs), not in a first loop.
-        crate::core::clock::calibrate();
+        // The loops' clock starts here, so that it is calibrated (against `Instant`, over
+        // 200 µs or more) by the time most programs' loops read it.
+        crate::core::clock::start();
         // An adopted worker 0 starts no thread (see `worker::adopt`).
         for i in usize::from(adopt)..workers {
             let spawned = spawner
