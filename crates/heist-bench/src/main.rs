@@ -115,7 +115,9 @@ struct SuiteArgs {
 
 #[derive(Args)]
 struct RunArgs {
-    /// The kernel (see `heist-bench list`).
+    /// The kernel (see `heist-bench list`), or a pattern whose `*` stands for any run of
+    /// characters, such as 'coarse-*': each kernel it matches runs in turn, on those of
+    /// the asked runtimes it has.
     bench: String,
     #[command(flatten)]
     common: Common,
@@ -266,43 +268,117 @@ fn list_row(b: &dyn Bench) -> Vec<String> {
 }
 
 fn run(a: RunArgs) -> Result<ExitCode, Fail> {
-    let bench = kernels::find(&a.bench).ok_or_else(|| unknown_bench(&a.bench))?;
+    let benches = select(&a.bench)?;
+    let one = benches.len() == 1;
+    if a.trace.is_some() && !one {
+        return Err(format!(
+            "--trace takes one kernel; `{}` names {}",
+            a.bench,
+            benches.len()
+        ));
+    }
     let meta = heist_bench::report::meta::Meta::now();
     let (workers, mut opts) = settings(&a.common, 5, a.stats)?;
     opts.rss = a.rss;
-    let kinds = run_kinds(bench, &a.runtimes)?;
+    let kinds: Vec<Vec<RuntimeKind>> = benches
+        .iter()
+        .map(|&b| run_kinds(b, &a.runtimes, one))
+        .collect::<Result<_, _>>()?;
+    // A kernel of a pattern that has none of the asked runtimes is left out.
+    let (benches, kinds): (Vec<_>, Vec<_>) = benches
+        .into_iter()
+        .zip(kinds)
+        .filter(|(_, k)| !k.is_empty())
+        .unzip();
+    if benches.is_empty() {
+        return Err(format!(
+            "no kernel that `{}` names runs on the asked runtimes",
+            a.bench
+        ));
+    }
     if a.trace.is_some() {
         heist_bench::trace::check_enabled()?;
     }
     if a.runtimes.is_empty() {
         note(&peers::left_out_note());
     }
-    let size = SizeArg::parse(a.common.size.as_deref().unwrap_or("quick"))?.resolve(bench);
+    let size = SizeArg::parse(a.common.size.as_deref().unwrap_or("quick"))?;
     confine(workers);
-    let rts = start(&kinds, workers, a.common.pin)?;
-    let rts: Vec<&Runtime> = rts.iter().collect();
-    let runs = ((opts.warmup + opts.runs) * kinds.len()) as u64;
-    let mut pb = Progress::new(1, runs, a.common.json);
-    let report = bench_once(bench, &size, &rts, workers, &opts, &mut pb, 0)?;
-    pb.finish();
-    if a.common.json {
-        emit(&(to_json(&report) + "\n"));
-    } else {
-        emit(&harness::render_run(&report));
+    let runs: usize = kinds
+        .iter()
+        .map(|k| (opts.warmup + opts.runs) * k.len())
+        .sum();
+    let mut pb = Progress::new(benches.len(), runs as u64, a.common.json);
+    let mut reports = Vec::new();
+    let mut ok = true;
+    for (i, (&bench, kinds)) in benches.iter().zip(&kinds).enumerate() {
+        let size = size.resolve(bench);
+        let rts = start(kinds, workers, a.common.pin)?;
+        let rts: Vec<&Runtime> = rts.iter().collect();
+        let report = bench_once(bench, &size, &rts, workers, &opts, &mut pb, i)?;
+        ok &= report.verified();
+        if let Some(path) = &a.trace {
+            ok &= write_trace(bench, &size, &rts, path)?;
+        }
+        reports.push(report);
     }
-    stats_note(a.stats, &kinds);
+    pb.finish();
+    // JSON: the report, or an array of them for a pattern.
+    match (a.common.json, &reports[..]) {
+        (true, [report]) => emit(&(to_json(report) + "\n")),
+        (true, all) => emit(&(to_json(&all) + "\n")),
+        (false, all) => all.iter().for_each(|r| emit(&harness::render_run(r))),
+    }
+    stats_note(a.stats, &kinds.concat());
     if a.rss {
         let peak = heist_bench::rss::process_peak_kib().unwrap_or(0);
         note(&format!("peak RSS: {:.1} MiB\n", peak as f64 / 1024.0));
     }
-    note(&harness::render_failures(&report));
-    let mut ok = report.verified();
-    if let Some(path) = &a.trace {
-        ok &= write_trace(bench, &size, &rts, path)?;
+    for report in &reports {
+        note(&harness::render_failures(report));
     }
-    let sections = vec![section("run", workers, vec![report])];
+    let sections = vec![section("run", workers, reports)];
     write_report(a.common.report.as_deref(), meta, pb.finish(), sections)?;
     Ok(status(ok))
+}
+
+/// The kernels `name` names: one by its name, or every one a pattern with `*` (any run of
+/// characters) matches, such as `coarse-*`.
+fn select(name: &str) -> Result<Vec<&'static dyn Bench>, Fail> {
+    if let Some(b) = kernels::find(name) {
+        return Ok(vec![b]);
+    }
+    let matched: Vec<_> = match name.contains('*') {
+        true => kernels::all()
+            .into_iter()
+            .filter(|b| glob_matches(name, b.name()))
+            .collect(),
+        false => Vec::new(),
+    };
+    if matched.is_empty() {
+        return Err(unknown_bench(name));
+    }
+    Ok(matched)
+}
+
+/// Whether `text` matches `pattern`, whose `*` stands for any run of characters.
+fn glob_matches(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 /// `run --trace`: one traced run per heist runtime, written to `path`; false if a traced
@@ -594,7 +670,13 @@ fn workers_or_default(w: Option<usize>) -> Result<usize, Fail> {
 }
 
 /// The requested runtimes (deduplicated, in the given order), or all the kernel supports.
-fn run_kinds(bench: &dyn Bench, asked: &[RuntimeKind]) -> Result<Vec<RuntimeKind>, Fail> {
+/// A runtime the kernel lacks is an error if `strict` (the kernel was named), and left
+/// out otherwise (a pattern named it).
+fn run_kinds(
+    bench: &dyn Bench,
+    asked: &[RuntimeKind],
+    strict: bool,
+) -> Result<Vec<RuntimeKind>, Fail> {
     if asked.is_empty() {
         return Ok(RuntimeKind::ALL
             .into_iter()
@@ -604,6 +686,9 @@ fn run_kinds(bench: &dyn Bench, asked: &[RuntimeKind]) -> Result<Vec<RuntimeKind
     let mut kinds = Vec::new();
     for &k in asked {
         if !bench.supports(k) {
+            if !strict {
+                continue;
+            }
             return Err(format!("{} does not support runtime `{k}`", bench.name()));
         }
         if !kinds.contains(&k) {

@@ -42,6 +42,66 @@ fn unknown_bench_exits_2_naming_it() {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
+/// `run 'coarse-*'` runs every kernel the pattern matches, each on the asked runtimes it
+/// has (rayon has no promises); `--json` gives an array of their reports.
+#[test]
+fn run_a_pattern_runs_every_kernel_it_matches() {
+    let args = [
+        "run",
+        "coarse-*",
+        "--size",
+        "2,1",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+        "--workers",
+        "2",
+        "--runtimes",
+        "heist-lace,rayon",
+    ];
+    let out = bench(&args);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", text(&out.stderr));
+    let reports: Vec<Value> = serde_json::from_str(&stdout).expect("a JSON array of reports");
+    let names: Vec<&str> = reports.iter().filter_map(|r| r["bench"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "coarse-spawn",
+            "coarse-join",
+            "coarse-loop",
+            "coarse-promise",
+            "coarse-detached",
+            "coarse-nested"
+        ]
+    );
+    for r in &reports {
+        let runtimes: Vec<&str> = r["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|x| x["runtime"].as_str())
+            .collect();
+        let promise = ["coarse-promise", "coarse-detached"].contains(&r["bench"].as_str().unwrap());
+        let want: &[&str] = if promise {
+            &["heist-lace"]
+        } else {
+            &["heist-lace", "rayon"]
+        };
+        assert_eq!(runtimes, want, "{}", r["bench"]);
+        assert!(r["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x["verified"] == true));
+    }
+    let none = bench(&["run", "coarse-nope*", "--runs", "1"]);
+    assert_eq!(none.status.code(), Some(2));
+    assert!(text(&none.stderr).contains("coarse-nope*"));
+}
+
 #[test]
 fn bad_workers_exits_2() {
     let out = bench(&["idle", "--workers", "0"]);
