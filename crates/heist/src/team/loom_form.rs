@@ -224,19 +224,25 @@ fn loom_team_a_member_registers_once_per_request() {
     });
 }
 
+/// The state of a pool of two for a model, and worker 1 running `member` on it (worker 0
+/// is the model's own thread).
+fn two_workers<T: Send + 'static>(
+    member: impl FnOnce(&Teams, &Sleep) -> T + Send + 'static,
+) -> (Arc<Teams>, Arc<Sleep>, thread::JoinHandle<T>) {
+    let teams = Arc::new(Teams::new(2));
+    let sleep = Arc::new(Sleep::new(2));
+    let (t, s) = (teams.clone(), sleep.clone());
+    (teams, sleep, thread::spawn(move || member(&t, &s)))
+}
+
 /// Coordinator 0 asks for a team of two while its partner, worker 1, goes to sleep.
 #[test]
 fn loom_team_request_wakes_the_sleeping_partner() {
     model(|| {
-        let teams = Arc::new(Teams::new(2));
-        let sleep = Arc::new(Sleep::new(2));
-        let c = {
-            let (teams, sleep) = (teams.clone(), sleep.clone());
-            thread::spawn(move || {
-                teams.pending.fetch_add(1, AcqRel);
-                form::ask(&teams, &sleep, 0, 2);
-            })
-        };
+        let (teams, sleep, c) = two_workers(move |teams, sleep| {
+            teams.pending.fetch_add(1, AcqRel);
+            form::ask(teams, sleep, 0, 2);
+        });
         sleeper(&teams, &sleep, 1);
         c.join().unwrap();
     });
@@ -450,20 +456,15 @@ fn form_team(teams: &Teams, sleep: &Sleep, me: usize, r: u16, part: Part<'_>) ->
 /// panic reaches the coordinator after it left.
 fn formed_and_launched(panics: bool) {
     model(move || {
-        let teams = Arc::new(Teams::new(2));
-        let sleep = Arc::new(Sleep::new(2));
-        let m = {
-            let (teams, sleep) = (teams.clone(), sleep.clone());
-            thread::spawn(move || {
-                serve(&teams, &sleep, 1, 0, &|_, rank| {
-                    assert_eq!(rank, 1);
-                    if panics {
-                        panic!("member");
-                    }
-                    value(1, rank)
-                })
+        let (teams, sleep, m) = two_workers(move |teams, sleep| {
+            serve(teams, sleep, 1, 0, &|_, rank| {
+                assert_eq!(rank, 1);
+                if panics {
+                    panic!("member");
+                }
+                value(1, rank)
             })
-        };
+        });
         let n = gather(&teams, &sleep, 0, 2).expect("nobody goes first");
         let out = launch(&teams, 0, 2, n, |_| value(1, 0));
         assert_eq!(m.join().unwrap(), 1, "the member ran the launch once");
@@ -497,23 +498,18 @@ fn loom_team_a_member_lends_itself_only_after_taking_the_launch() {
     // Executions in which the member could lend itself.
     static LENT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     model(|| {
-        let teams = Arc::new(Teams::new(2));
-        let sleep = Arc::new(Sleep::new(2));
-        let m = {
-            let (teams, sleep) = (teams.clone(), sleep.clone());
-            thread::spawn(move || {
-                let g = &teams.slots[1].regs[0];
-                let n = register(&teams, &sleep, 1, 0);
-                let lends = |reg: Reg, ran: usize| {
-                    if reg.t != 0 && form::took_current(&teams, 0, n, g) {
-                        assert_eq!(ran, 1, "the member lends itself before its launch");
-                        LENT.fetch_add(1, Relaxed);
-                    }
-                };
-                let (ran, _) = follow_watched(&teams, 1, 0, n, &|_, rank| value(1, rank), &lends);
-                ran
-            })
-        };
+        let (teams, sleep, m) = two_workers(move |teams, sleep| {
+            let g = &teams.slots[1].regs[0];
+            let n = register(teams, sleep, 1, 0);
+            let lends = |reg: Reg, ran: usize| {
+                if reg.t != 0 && form::took_current(teams, 0, n, g) {
+                    assert_eq!(ran, 1, "the member lends itself before its launch");
+                    LENT.fetch_add(1, Relaxed);
+                }
+            };
+            let (ran, _) = follow_watched(teams, 1, 0, n, &|_, rank| value(1, rank), &lends);
+            ran
+        });
         let n = gather(&teams, &sleep, 0, 2).expect("nobody goes first");
         let out = launch(&teams, 0, 2, n, |_| value(1, 0));
         assert_eq!(out.expect("no panic"), [value(1, 0), value(1, 1)]);
@@ -534,27 +530,22 @@ fn loom_team_launch_found_after_a_nested_request_revokes_it() {
     // Executions in which the member ran the outer launch after its revocation.
     static LATE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     model(|| {
-        let teams = Arc::new(Teams::new(2));
-        let sleep = Arc::new(Sleep::new(2));
-        let m = {
-            let (teams, sleep) = (teams.clone(), sleep.clone());
-            thread::spawn(move || {
-                let mut launches = Vec::new();
-                // The outer launch, then (a fresh registration) the nested one.
-                for _ in 0..2 {
-                    let ran = std::cell::Cell::new(0);
-                    serve(&teams, &sleep, 1, 0, &|_, rank| {
-                        ran.set(ran.get() + 1);
-                        if launches.is_empty() && teams.slots[0].word.load().r == 0 {
-                            LATE.fetch_add(1, Relaxed);
-                        }
-                        value(launches.len() + 1, rank)
-                    });
-                    launches.push(ran.get());
-                }
-                launches
-            })
-        };
+        let (teams, sleep, m) = two_workers(move |teams, sleep| {
+            let mut launches = Vec::new();
+            // The outer launch, then (a fresh registration) the nested one.
+            for _ in 0..2 {
+                let ran = std::cell::Cell::new(0);
+                serve(teams, sleep, 1, 0, &|_, rank| {
+                    ran.set(ran.get() + 1);
+                    if launches.is_empty() && teams.slots[0].word.load().r == 0 {
+                        LATE.fetch_add(1, Relaxed);
+                    }
+                    value(launches.len() + 1, rank)
+                });
+                launches.push(ran.get());
+            }
+            launches
+        });
         let n = gather(&teams, &sleep, 0, 2).expect("nobody goes first");
         let outer = launch(&teams, 0, 2, n, |_| {
             teams.slots[0].word.revoke();
@@ -580,25 +571,20 @@ fn loom_team_launch_found_after_a_nested_request_revokes_it() {
 #[test]
 fn loom_team_two_requests_at_once_the_higher_id_gives_way() {
     model(|| {
-        let teams = Arc::new(Teams::new(2));
-        let sleep = Arc::new(Sleep::new(2));
-        let one = {
-            let (teams, sleep) = (teams.clone(), sleep.clone());
-            thread::spawn(move || {
-                let mut served = 0;
-                let n = loop {
-                    match gather(&teams, &sleep, 1, 2) {
-                        Ok(n) => break n,
-                        Err(c) => {
-                            assert_eq!(c, 0, "only 0 goes first");
-                            served += serve(&teams, &sleep, 1, 0, &|_, rank| value(1, rank));
-                        }
+        let (teams, sleep, one) = two_workers(move |teams, sleep| {
+            let mut served = 0;
+            let n = loop {
+                match gather(teams, sleep, 1, 2) {
+                    Ok(n) => break n,
+                    Err(c) => {
+                        assert_eq!(c, 0, "only 0 goes first");
+                        served += serve(teams, sleep, 1, 0, &|_, rank| value(1, rank));
                     }
-                };
-                let out = launch(&teams, 1, 2, n, |_| value(2, 0)).expect("no panic");
-                (served, out)
-            })
-        };
+                }
+            };
+            let out = launch(teams, 1, 2, n, |_| value(2, 0)).expect("no panic");
+            (served, out)
+        });
         let n = gather(&teams, &sleep, 0, 2).expect("0 goes first");
         let out = launch(&teams, 0, 2, n, |_| value(1, 0)).expect("no panic");
         assert_eq!(out, [value(1, 0), value(1, 1)]);
