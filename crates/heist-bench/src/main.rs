@@ -115,9 +115,8 @@ struct SuiteArgs {
 
 #[derive(Args)]
 struct RunArgs {
-    /// The kernel (see `heist-bench list`), or a pattern whose `*` stands for any run of
-    /// characters, such as 'coarse-*': each kernel it matches runs in turn, on those of
-    /// the asked runtimes it has.
+    /// The kernel (see `heist-bench list`), or a glob pattern such as 'coarse-*': each
+    /// kernel it matches runs in turn, on those of the asked runtimes it has.
     bench: String,
     #[command(flatten)]
     common: Common,
@@ -342,43 +341,21 @@ fn run(a: RunArgs) -> Result<ExitCode, Fail> {
     Ok(status(ok))
 }
 
-/// The kernels `name` names: one by its name, or every one a pattern with `*` (any run of
-/// characters) matches, such as `coarse-*`.
+/// The kernels `name` names: one by its name, or every one a glob pattern matches, such
+/// as `coarse-*`.
 fn select(name: &str) -> Result<Vec<&'static dyn Bench>, Fail> {
     if let Some(b) = kernels::find(name) {
         return Ok(vec![b]);
     }
-    let matched: Vec<_> = match name.contains('*') {
-        true => kernels::all()
-            .into_iter()
-            .filter(|b| glob_matches(name, b.name()))
-            .collect(),
-        false => Vec::new(),
-    };
+    let pattern = glob::Pattern::new(name).map_err(|e| format!("bad pattern `{name}`: {e}"))?;
+    let matched: Vec<_> = kernels::all()
+        .into_iter()
+        .filter(|b| pattern.matches(b.name()))
+        .collect();
     if matched.is_empty() {
         return Err(unknown_bench(name));
     }
     Ok(matched)
-}
-
-/// Whether `text` matches `pattern`, whose `*` stands for any run of characters.
-fn glob_matches(pattern: &str, text: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let first = parts.next().unwrap_or("");
-    let Some(mut rest) = text.strip_prefix(first) else {
-        return false;
-    };
-    let parts: Vec<&str> = parts.collect();
-    let Some((last, middle)) = parts.split_last() else {
-        return rest.is_empty();
-    };
-    for part in middle {
-        match rest.find(part) {
-            Some(i) => rest = &rest[i + part.len()..],
-            None => return false,
-        }
-    }
-    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 /// `run --trace`: one traced run per heist runtime, written to `path`; false if a traced
