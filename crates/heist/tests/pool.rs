@@ -542,30 +542,27 @@ fn heist_join_and_scope_on_a_worker_stay_on_its_pool() {
 
 // ---- idle CPU ----
 
+/// The /proc/self/task folders of this process's threads whose name starts with `prefix`.
+fn threads_named(prefix: &str) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .flatten()
+        .map(|t| t.path())
+        .filter(|t| {
+            let comm = std::fs::read_to_string(t.join("comm")).unwrap_or_default();
+            comm.trim_end().starts_with(prefix)
+        })
+        .collect()
+}
+
 /// The number of this process's threads whose name starts with `prefix`, and their total
 /// CPU time (from /proc/self/task/*/schedstat, in nanoseconds).
 fn cpu_of_threads(prefix: &str) -> (usize, u64) {
-    let mut n = 0;
-    let mut ns = 0;
-    for t in std::fs::read_dir("/proc/self/task")
-        .expect("/proc/self/task")
-        .flatten()
-    {
-        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-        if !comm.trim_end().starts_with(prefix) {
-            continue;
-        }
-        let stat = std::fs::read_to_string(t.path().join("schedstat")).unwrap_or_default();
-        if let Some(v) = stat
-            .split_whitespace()
-            .next()
-            .and_then(|v| v.parse::<u64>().ok())
-        {
-            n += 1;
-            ns += v;
-        }
-    }
-    (n, ns)
+    let cpu = threads_named(prefix).into_iter().filter_map(|t| {
+        let stat = std::fs::read_to_string(t.join("schedstat")).unwrap_or_default();
+        stat.split_whitespace().next()?.parse::<u64>().ok()
+    });
+    cpu.fold((0, 0), |(n, ns), v| (n + 1, ns + v))
 }
 
 #[test]
@@ -609,31 +606,17 @@ fn an_idle_pool_uses_almost_no_cpu() {
 /// `name`, from /proc/self/task/*/status, once it has its name.
 fn blocked_waits_of(name: &str) -> u64 {
     for _ in 0..1000 {
-        if let Some(n) = try_blocked_waits_of(name) {
-            return n;
+        if let [t] = &threads_named(name)[..] {
+            let status = std::fs::read_to_string(t.join("status")).unwrap_or_default();
+            return status
+                .lines()
+                .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+                .and_then(|v| v.trim().parse().ok())
+                .expect("voluntary_ctxt_switches in /proc/self/task/*/status");
         }
         std::thread::sleep(Duration::from_millis(1));
     }
-    panic!("no thread named {name} after a second");
-}
-
-fn try_blocked_waits_of(name: &str) -> Option<u64> {
-    for t in std::fs::read_dir("/proc/self/task")
-        .expect("/proc/self/task")
-        .flatten()
-    {
-        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-        if comm.trim_end() != name {
-            continue;
-        }
-        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
-        let n = status
-            .lines()
-            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
-            .and_then(|v| v.trim().parse().ok());
-        return Some(n.expect("voluntary_ctxt_switches in /proc/self/task/*/status"));
-    }
-    None
+    panic!("not one thread named {name} after a second");
 }
 
 /// A relay thief whose steal request waits at a victim that neither pushes nor pops (as
