@@ -75,14 +75,15 @@ impl Sleep {
     /// Puts worker `me` to sleep unless `has_work` finds something after it announced
     /// itself. `has_work` must look at everything whose waker this sleep relies on (see
     /// the module docs). With a `timeout` it wakes by itself after that long. `roots`:
-    /// whether it may take up a root of `Pool::run` (see `wake_for_root`).
+    /// whether it may take up a root of `Pool::run` (see `wake_for_root`). True if a
+    /// waker ended the sleep; false if `has_work` kept it awake or the timeout ended it.
     pub(crate) fn sleep(
         &self,
         me: usize,
         roots: Roots,
         timeout: Option<Duration>,
         has_work: impl Fn() -> bool,
-    ) {
+    ) -> bool {
         {
             let mut idle = lock(&self.idle);
             idle.push((me, roots));
@@ -92,7 +93,7 @@ impl Sleep {
         fence(SeqCst);
         if has_work() {
             self.withdraw(me);
-            return;
+            return false;
         }
         let parker = &self.parkers[me];
         parker.place.enter();
@@ -114,12 +115,13 @@ impl Sleep {
                     if res.timed_out() && !*woken {
                         drop(woken);
                         self.withdraw(me);
-                        return;
+                        return false;
                     }
                 }
             }
         }
         *woken = false;
+        true
     }
 
     /// Takes `me` off the idle list if it is still there; if a waker got to it first, its

@@ -587,8 +587,7 @@ impl Worker {
                 stat!(self.counters(), leaps);
                 idle = 0;
             } else {
-                idle += 1;
-                self.back_off(idle, Some(Duration::from_micros(200)), || {
+                self.back_off(&mut idle, Some(Duration::from_micros(200)), || {
                     slot.thief.load(Acquire) == DONE
                 });
                 stat!(self.counters(), idle_ns, t.ns());
@@ -689,25 +688,28 @@ impl Worker {
             if self.find_work() {
                 idle = 0;
             } else {
-                idle += 1;
-                self.back_off(idle, Some(Duration::from_micros(500)), &done);
+                self.back_off(&mut idle, Some(Duration::from_micros(500)), &done);
                 stat!(self.counters(), idle_ns, t.ns());
             }
         }
     }
 
-    /// Spins, then yields, then sleeps (bounded by `timeout`, or until woken). `done` is
-    /// what the caller waits for: the sleep's last look checks it too, so that its waker
-    /// cannot be missed (PROTOCOLS.md, "Sleep and wake").
-    fn back_off(&self, idle: u32, timeout: Option<Duration>, done: impl Fn() -> bool) {
-        if self.glance(idle) || self.registry.sources.serve(self) {
+    /// Round `idle` (counted up here) of a back-off: spins, then yields, then sleeps
+    /// (bounded by `timeout`, or until woken). `done` is what the caller waits for: the
+    /// sleep's last look checks it too, so that its waker cannot be missed (PROTOCOLS.md,
+    /// "Sleep and wake"). A worker that a waker woke starts its back-off over: the work
+    /// it was woken for may be a moment from visible (a root that has not pushed yet),
+    /// and sleeping again at the first empty look costs a second wake-up.
+    fn back_off(&self, idle: &mut u32, timeout: Option<Duration>, done: impl Fn() -> bool) {
+        *idle += 1;
+        if self.glance(*idle) || self.registry.sources.serve(self) {
             return;
         }
-        if idle < SPIN_ROUNDS {
-            for _ in 0..(1 << (idle / 16).min(6)) {
+        if *idle < SPIN_ROUNDS {
+            for _ in 0..(1 << (*idle / 16).min(6)) {
                 std::hint::spin_loop();
             }
-        } else if self.yields_on(idle) {
+        } else if self.yields_on(*idle) {
             std::thread::yield_now();
         } else {
             stat!(self.counters(), sleeps);
@@ -721,7 +723,7 @@ impl Worker {
             };
             self.sched().parking(self, true);
             let asleep = crate::core::trace::span(self, EventKind::Sleep, None, 0);
-            r.sleep.sleep(self.index, self.roots(), timeout, || {
+            let woken = r.sleep.sleep(self.index, self.roots(), timeout, || {
                 self.sched().work_visible(self)
                     || done()
                     || me.has_mail.load(SeqCst)
@@ -735,6 +737,9 @@ impl Worker {
             crate::core::trace::mark(self, EventKind::Wake, hint, 0);
             if let Some(v) = hint {
                 self.hint.set(Some(v));
+            }
+            if woken {
+                *idle = 0;
             }
         }
     }
@@ -852,13 +857,12 @@ impl Worker {
                 idle = 0;
                 continue;
             }
-            idle += 1;
             let r = &self.registry;
             let in_flight = || r.in_flight.load(Relaxed) > 0 || r.sched.barrier_pending();
             let busy = in_flight();
             let timeout = busy.then(|| Duration::from_millis(2));
             // Asleep without a timeout, only work coming in flight ends the sleep.
-            self.back_off(idle, timeout, || !busy && in_flight());
+            self.back_off(&mut idle, timeout, || !busy && in_flight());
             // Time asleep with nothing in flight is not counted: the pool is simply idle.
             if busy {
                 stat!(self.counters(), idle_ns, t.ns());
