@@ -1,86 +1,110 @@
 //! A one-shot completion flag that a non-worker thread can block on and a worker can poll
 //! (PROTOCOLS.md, "The latch"; loom models in `core/loom_latch.rs`).
+//!
+//! A blocking waiter parks its thread. The setter's store of `SET` is its last touch of
+//! the latch; the wake-up that follows goes through a handle to the waiter's thread that
+//! the setter took before that store. So a woken waiter finds the latch set and returns at
+//! once: it never waits for the setter to finish, which on an oversubscribed machine could
+//! be preempted by the very waiter it woke.
 
-use crate::core::sync::{AtomicBool, Condvar, Mutex};
+use crate::core::sync::{AtomicUsize, RaceCell};
 use std::sync::atomic::Ordering::{Acquire, Release};
-use std::sync::PoisonError;
-
-/// How many times `wait` looks for `done` before it yields, once notified.
-#[cfg(not(loom))]
-const SETTER_SPINS: u32 = 1 << 12;
-
-/// The pause after look `looks` of `wait` at an unset `done`.
-#[cfg(not(loom))]
-fn pause(looks: u32) {
-    if looks < SETTER_SPINS {
-        std::hint::spin_loop();
-    } else {
-        std::thread::yield_now();
-    }
-}
 
 #[cfg(loom)]
-fn pause(_looks: u32) {
-    loom::thread::yield_now();
-}
+use loom::thread::{self, Thread};
+#[cfg(not(loom))]
+use std::thread::{self, Thread};
+
+/// Not set, and no waiter parked.
+const UNSET: usize = 0;
+/// Not set; a waiter wrote its thread into `waiter` and parks until `SET`.
+const PARKING: usize = 1;
+/// Set; the setter no longer touches the latch.
+const SET: usize = 2;
+
+/// How many times a blocking waiter yields, looking at the latch, before it parks: a
+/// short root (a loop of a few microseconds called from outside) is then over without a
+/// park and its wake-up, which cost `tiny-outside` most of its time. None under loom,
+/// whose yields would keep the models from reaching the park.
+#[cfg(not(loom))]
+const WAIT_YIELDS: u32 = 16;
+#[cfg(loom)]
+const WAIT_YIELDS: u32 = 0;
 
 /// Set once by the finishing side; waited on by the side that owns the memory.
 pub(crate) struct Latch {
-    /// The setter's last touch of the latch: once it reads true, the latch may be freed.
-    done: AtomicBool,
-    /// Whether `set` has notified, under the lock that blocked waiters sleep on.
-    notified: Mutex<bool>,
-    cv: Condvar,
+    state: AtomicUsize,
+    /// The parked waiter's thread: written by the waiter before it moves `state` from
+    /// `UNSET` to `PARKING`, read by the setter only after it saw `PARKING`.
+    waiter: RaceCell<Option<Thread>>,
 }
+
+// SAFETY: `waiter` is written by the one waiter before the Release CAS that publishes
+// `PARKING` and never again while the latch is shared; the setter reads it only after an
+// Acquire load saw `PARKING`. `Thread` is `Send + Sync`; the rest are atomics.
+unsafe impl Sync for Latch {}
 
 impl Latch {
     pub(crate) fn new() -> Latch {
         Latch {
-            done: AtomicBool::new(false),
-            notified: Mutex::new(false),
-            cv: Condvar::new(),
+            state: AtomicUsize::new(UNSET),
+            waiter: RaceCell::new(None),
         }
     }
 
-    /// Wakes a blocked waiter, then marks the latch set. The store of `done` is the last
+    /// Marks the latch set and wakes a parked waiter. The store of `SET` is the last
     /// touch: a waiter that sees it may free the latch, so the latch is passed as a raw
     /// pointer, not `&self`, which would have to stay valid until this function returns
-    /// (rust-lang/rust#55005), and nothing of the mutex (whose unlock is still running
-    /// when a waiter could take it) is the last touch. The notification comes after the
-    /// unlock: a waiter woken under the lock would block on the mutex at once and need a
-    /// second wake-up from the unlock.
+    /// (rust-lang/rust#55005). The wake-up goes through a clone of the waiter's thread
+    /// handle, taken before that store.
     ///
     /// # Safety
-    /// `this` points to a live latch that the waiter does not free before it has seen
-    /// `done` (`wait`, or `probe` returning true).
+    /// `this` points to a live latch that the waiter does not free before it has seen it
+    /// set (`wait`, or `probe` returning true); called once.
     pub(crate) unsafe fn set(this: *const Latch) {
-        // SAFETY: the latch is live until `done` is stored below.
-        *unsafe { (*this).notified.lock() }.unwrap_or_else(PoisonError::into_inner) = true;
-        // SAFETY: as above.
-        unsafe { (*this).cv.notify_all() };
-        // SAFETY: as above; nothing touches the latch after this store.
-        unsafe { (*this).done.store(true, Release) };
+        // SAFETY: the latch is live until `SET` is stored.
+        let state = unsafe { &(*this).state };
+        // No waiter parked: one that comes later sees `SET` at its CAS.
+        let Err(seen) = state.compare_exchange(UNSET, SET, Release, Acquire) else {
+            return;
+        };
+        debug_assert_eq!(seen, PARKING, "a latch is set once");
+        // SAFETY: `PARKING` was published (Release; read here by the failed CAS, Acquire)
+        // after the waiter wrote `waiter`, which it writes no more; the latch is live until
+        // the store below.
+        let parked = unsafe { (*this).waiter.with_mut(|w| (*w).clone()) };
+        state.store(SET, Release);
+        if let Some(t) = parked {
+            t.unpark();
+        }
     }
 
     /// Whether the latch is set; after `true` the setter no longer touches it.
     pub(crate) fn probe(&self) -> bool {
-        self.done.load(Acquire)
+        self.state.load(Acquire) == SET
     }
 
     /// Blocks until the latch is set and the setter no longer touches it.
     pub(crate) fn wait(&self) {
-        let mut g = self.notified.lock().unwrap_or_else(PoisonError::into_inner);
-        while !*g {
-            g = self.cv.wait(g).unwrap_or_else(PoisonError::into_inner);
+        for _ in 0..WAIT_YIELDS {
+            if self.probe() {
+                return;
+            }
+            thread::yield_now();
         }
-        drop(g);
-        // The setter is between its unlock and its store of `done`: its notification's
-        // return from the kernel, then a store. A yield at once could hand this CPU to a
-        // worker that only yields back.
-        let mut looks = 0u32;
+        // SAFETY: only the one waiter writes `waiter`, and only before it publishes
+        // `PARKING`; the setter reads it only after.
+        unsafe { self.waiter.with_mut(|w| *w = Some(thread::current())) };
+        if self
+            .state
+            .compare_exchange(UNSET, PARKING, Release, Acquire)
+            .is_err()
+        {
+            return; // set meanwhile
+        }
+        // A wake-up meant for an earlier park of this thread may end a park early.
         while !self.probe() {
-            looks += 1;
-            pause(looks);
+            thread::park();
         }
     }
 }

@@ -1,9 +1,10 @@
-//! loom models of the latch (`core/latch.rs`), run against the real `Latch`, whose flag, mutex
-//! and condition variable `crate::core::sync` swaps for loom's. They check its public
-//! behaviour, so that they hold whatever form `set` takes:
+//! loom models of the latch (`core/latch.rs`), run against the real `Latch`, whose state
+//! word, waiter cell and thread parking are loom's under `cfg(loom)`. They check its
+//! public behaviour, so that they hold whatever form `set` takes:
 //!
 //! - `loom_latch_wait_sees_the_result`: a thread blocked in `wait` returns only after
-//!   `set`, never misses the notification (a lost one is a deadlock under loom), and then
+//!   `set`, never misses its wake-up (a lost one is a deadlock under loom: a `set` that
+//!   does not unpark a parked waiter fails it), and then
 //!   sees what the setter wrote before `set` (a loom cell, so that a race is reported).
 //! - `loom_latch_probe_sees_the_result`: a worker polling `probe` sees the same.
 //!
