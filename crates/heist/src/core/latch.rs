@@ -22,14 +22,15 @@ const PARKING: usize = 1;
 /// Set; the setter no longer touches the latch.
 const SET: usize = 2;
 
-/// How many times a blocking waiter yields, looking at the latch, before it parks: a
-/// short root (a loop of a few microseconds called from outside) is then over without a
-/// park and its wake-up, which cost `tiny-outside` most of its time. None under loom,
-/// whose yields would keep the models from reaching the park.
+/// How many times, and for how long at most, a blocking waiter yields, looking at the
+/// latch, before it parks: a short root (a loop of a few microseconds called from
+/// outside) is then over with no park and no wake-up, which cost `tiny-outside` most of
+/// its time. The time bound keeps a waiter whose yields hand its CPU to a busy worker
+/// from staying runnable for many time slices.
 #[cfg(not(loom))]
 const WAIT_YIELDS: u32 = 16;
-#[cfg(loom)]
-const WAIT_YIELDS: u32 = 0;
+#[cfg(not(loom))]
+const WAIT_YIELD_FOR: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// Set once by the finishing side; waited on by the side that owns the memory.
 pub(crate) struct Latch {
@@ -84,13 +85,26 @@ impl Latch {
         self.state.load(Acquire) == SET
     }
 
+    /// Whether the latch is set within `WAIT_YIELDS` yields and `WAIT_YIELD_FOR`. Under
+    /// loom it looks once: the yields would keep the models from reaching the park.
+    fn set_soon(&self) -> bool {
+        #[cfg(not(loom))]
+        {
+            let start = std::time::Instant::now();
+            for _ in 0..WAIT_YIELDS {
+                if self.probe() || start.elapsed() > WAIT_YIELD_FOR {
+                    break;
+                }
+                thread::yield_now();
+            }
+        }
+        self.probe()
+    }
+
     /// Blocks until the latch is set and the setter no longer touches it.
     pub(crate) fn wait(&self) {
-        for _ in 0..WAIT_YIELDS {
-            if self.probe() {
-                return;
-            }
-            thread::yield_now();
+        if self.set_soon() {
+            return;
         }
         // SAFETY: only the one waiter writes `waiter`, and only before it publishes
         // `PARKING`; the setter reads it only after.
