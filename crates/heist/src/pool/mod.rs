@@ -115,6 +115,9 @@ where
             *(*root).out.get() = Some(out);
             Latch::set(&raw const (*root).latch);
         }
+        // The caller is most likely yielding for this root on some CPU (`Latch::wait`);
+        // if on this one, it runs now rather than after this worker's spin phase.
+        std::thread::yield_now();
     }
 }
 
