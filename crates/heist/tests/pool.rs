@@ -1,7 +1,8 @@
 //! Behaviour of the pool: builder errors and scheduler names, the `HEIST_WORKERS` and
 //! `HEIST_SCHEDULER` settings of the global pool (checked in child processes, since the
 //! global pool is per process), thread names and stack sizes, `scope` (borrows, nested
-//! spawns, panics), `heist::join`/`heist::scope` on and off a worker, an idle pool's CPU
+//! spawns, panics), many callers outside the pool waiting on their roots at once,
+//! `heist::join`/`heist::scope` on and off a worker, an idle pool's CPU
 //! use, rayon's names as the same pool, builder and error, and dropping a pool (joining
 //! its threads where that cannot block, and only there).
 
@@ -353,6 +354,59 @@ fn thread_name_and_stack_size_are_applied() {
                 ["named-0", "named-1", "named-2"].contains(&n.as_str()),
                 "{s:?}: {n}"
             );
+        }
+    }
+}
+
+// ---- callers outside the pool ----
+
+/// Many threads outside the pool wait on their roots at once: roots that end before the
+/// caller parks, roots that end after, and roots that fork. Each caller also parks its
+/// own thread between calls, as user code may: a wake-up meant for a park of the latch
+/// may end such a park early, which `park`'s contract allows, and must not end a later
+/// wait on a latch before its root is done. A lost wake-up leaves a caller parked: the
+/// test fails after 120 s.
+#[test]
+fn many_callers_outside_wait_on_their_roots() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        callers_outside_wait_on_their_roots();
+        done.send(()).unwrap();
+    });
+    finished
+        .recv_timeout(Duration::from_secs(120))
+        .expect("a caller outside the pool was never woken");
+}
+
+fn callers_outside_wait_on_their_roots() {
+    for scheduler in [Scheduler::Lace, Scheduler::Relay] {
+        for workers in [2, 16] {
+            let pool = Pool::builder()
+                .workers(workers)
+                .scheduler(scheduler)
+                .build()
+                .unwrap();
+            std::thread::scope(|s| {
+                for caller in 0..8u64 {
+                    let pool = &pool;
+                    s.spawn(move || {
+                        for i in 0..300u64 {
+                            let n = caller * 1000 + i;
+                            let got = match i % 3 {
+                                0 => pool.run(|_| n),
+                                1 => pool.run(|_| {
+                                    std::thread::sleep(Duration::from_micros(200));
+                                    n
+                                }),
+                                _ => pool.run(|w| fib(w, 12) + n),
+                            };
+                            let want = if i % 3 == 2 { fib_seq(12) + n } else { n };
+                            assert_eq!(got, want, "caller {caller}, call {i}");
+                            std::thread::park_timeout(Duration::from_micros(1));
+                        }
+                    });
+                }
+            });
         }
     }
 }
