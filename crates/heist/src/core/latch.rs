@@ -41,8 +41,8 @@ pub(crate) struct Latch {
 }
 
 // SAFETY: `waiter` is written by the one waiter before the Release CAS that publishes
-// `PARKING` and never again while the latch is shared; the setter reads it only after an
-// Acquire load saw `PARKING`. `Thread` is `Send + Sync`; the rest are atomics.
+// `PARKING` and never again while the latch is shared; the setter reads it only after its
+// failed CAS read `PARKING` with Acquire. `Thread` is `Send + Sync`; the rest are atomics.
 unsafe impl Sync for Latch {}
 
 impl Latch {
@@ -106,9 +106,17 @@ impl Latch {
         if self.set_soon() {
             return;
         }
+        // `Pool::run` relies on this wait not unwinding while its root runs; should the
+        // handle be out of reach (a thread's last TLS destructors), the waiter yields.
+        let Ok(me) = std::panic::catch_unwind(thread::current) else {
+            while !self.probe() {
+                thread::yield_now();
+            }
+            return;
+        };
         // SAFETY: only the one waiter writes `waiter`, and only before it publishes
         // `PARKING`; the setter reads it only after.
-        unsafe { self.waiter.with_mut(|w| *w = Some(thread::current())) };
+        unsafe { self.waiter.with_mut(|w| *w = Some(me)) };
         if self
             .state
             .compare_exchange(UNSET, PARKING, Release, Acquire)
